@@ -1,0 +1,297 @@
+/**
+ * The trainer's end of Unity ML-Agents' gRPC link.
+ *
+ * Unity is the gRPC client: it calls `Exchange` on our server and blocks until we answer. So
+ * "sending" to Unity means answering its pending call, and "receiving" means waiting for its
+ * next call. The order, as in upstream's rpc_communicator.py and RpcCommunicator.cs:
+ *   1. Unity calls with rl_initialization_output; we answer with rl_initialization_input.
+ *   2. Unity calls again with an empty output; we hold that call.
+ *   3. Each exchange answers the held call with an rl_input (RESET, STEP...) and waits for the
+ *      next call, which carries the step's rl_output.
+ *   4. Closing answers the held call with header status 400; Unity then quits.
+ */
+import * as grpc from '@grpc/grpc-js';
+import {
+  EXCHANGE_METHOD_PATH,
+  STATUS_OK,
+  STATUS_QUIT,
+  UnityInputProto,
+  UnityMessage,
+  UnityMessageProto,
+  UnityOutputProto,
+} from './messages';
+
+export class CommunicatorError extends Error {
+  override name = 'CommunicatorError';
+}
+
+/** The environment did not answer within the timeout. */
+export class UnityTimeOutError extends CommunicatorError {
+  override name = 'UnityTimeOutError';
+}
+
+/** The environment ended the session (status 400 or a closed connection). */
+export class UnityCommunicatorStoppedError extends CommunicatorError {
+  override name = 'UnityCommunicatorStoppedError';
+}
+
+export interface RpcCommunicatorOptions {
+  port: number;
+  /** Host to bind; 'localhost' (the default) accepts only this machine, as Unity connects there. */
+  bindAddress?: string;
+  /** Seconds to wait for each message from the environment (upstream's timeout_wait). */
+  timeoutWaitSeconds: number;
+  /** Said in the time-out error: what the user should check (press Play, the executable's log...). */
+  timeoutHint?: string;
+}
+
+// Visual observations of many agents make large messages; gRPC's 4 MB default is too small.
+const MAX_MESSAGE_BYTES = 1024 * 1024 * 1024;
+
+type ExchangeCallback = grpc.sendUnaryData<Buffer>;
+
+interface Waiter {
+  resolve(message: UnityMessageProto): void;
+  reject(error: Error): void;
+}
+
+const exchangeService: grpc.ServiceDefinition = {
+  Exchange: {
+    path: EXCHANGE_METHOD_PATH,
+    requestStream: false,
+    responseStream: false,
+    // Decoding happens in the handler, so that a malformed message gets a clear error there.
+    requestSerialize: (bytes: Buffer) => bytes,
+    requestDeserialize: (bytes: Buffer) => bytes,
+    responseSerialize: (bytes: Buffer) => bytes,
+    responseDeserialize: (bytes: Buffer) => bytes,
+  },
+};
+
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+export class RpcCommunicator {
+  readonly port: number;
+  private readonly host: string;
+  private readonly timeoutMs: number;
+  private readonly timeoutHint: string;
+  private server: grpc.Server | undefined;
+  /** Unity's call that we have not answered yet. */
+  private heldCall: ExchangeCallback | undefined;
+  /** Messages that arrived before anyone waited for them. */
+  private readonly inbox: UnityMessageProto[] = [];
+  private waiter: Waiter | undefined;
+  /** Once set, every wait fails with it: the link is broken for good. */
+  private fatalError: Error | undefined;
+  private closed = false;
+
+  constructor(options: RpcCommunicatorOptions) {
+    this.port = options.port;
+    this.host = options.bindAddress ?? 'localhost';
+    this.timeoutMs = options.timeoutWaitSeconds * 1000;
+    this.timeoutHint = options.timeoutHint ?? '';
+  }
+
+  /** Starts listening. Fails clearly when the port is taken. */
+  async open(): Promise<void> {
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    });
+    server.addService(exchangeService, {
+      Exchange: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: ExchangeCallback) =>
+        this.onExchange(call, callback),
+    });
+    const address = `${formatHost(this.host)}:${this.port}`;
+    await new Promise<void>((resolve, reject) => {
+      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error) => {
+        if (error) {
+          reject(
+            new CommunicatorError(
+              `Could not listen on ${address}: ${error.message}. Port ${this.port} is probably in use ` +
+                `by another trainer or a previously opened environment. Close it, or choose another port ` +
+                `(--base-port, or a different worker id).`,
+            ),
+          );
+        } else {
+          resolve();
+        }
+      });
+    });
+    this.server = server;
+  }
+
+  /**
+   * The handshake: waits for Unity's first message, answers it with `input` (which must hold
+   * rl_initialization_input) and holds Unity's second call for the first exchange.
+   */
+  async initialize(input: UnityInputProto): Promise<UnityOutputProto> {
+    const first = await this.receive();
+    const output = first.unity_output;
+    if (!output || !output.rl_initialization_output) {
+      throw new CommunicatorError(
+        'The first message from the environment carried no rl_initialization_output: it does not ' +
+          'speak the Unity ML-Agents protocol, or it connected in the middle of another session.',
+      );
+    }
+    this.answer({ header: { status: STATUS_OK }, unity_input: input });
+    await this.receive();
+    return output;
+  }
+
+  /** Sends `input` to Unity and waits for its next output; null when Unity ended the session. */
+  async exchange(input: UnityInputProto): Promise<UnityOutputProto | null> {
+    this.answer({ header: { status: STATUS_OK }, unity_input: input });
+    const message = await this.receive();
+    if ((message.header?.status ?? 0) !== STATUS_OK) {
+      return null;
+    }
+    return message.unity_output ?? {};
+  }
+
+  /**
+   * Makes every current and future wait fail with `error`, e.g. when the environment's process
+   * exited: the caller learns why at once instead of after the timeout.
+   */
+  abort(error: Error): void {
+    if (this.fatalError === undefined) {
+      this.fatalError = error;
+    }
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.reject(this.fatalError);
+  }
+
+  /** Tells Unity to quit (status 400 on its held call) and stops the server. */
+  async close(): Promise<void> {
+    if (this.closed) {
+      return;
+    }
+    this.closed = true;
+    if (this.heldCall !== undefined) {
+      this.answer({ header: { status: STATUS_QUIT } });
+    }
+    this.abort(new UnityCommunicatorStoppedError('The communicator was closed.'));
+    const server = this.server;
+    this.server = undefined;
+    if (server !== undefined) {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 1000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    }
+  }
+
+  private answer(message: UnityMessageProto): void {
+    const call = this.heldCall;
+    if (call === undefined) {
+      throw new UnityCommunicatorStoppedError(
+        'No call from the environment is waiting for an answer: the environment has left.',
+      );
+    }
+    this.heldCall = undefined;
+    call(null, toBuffer(UnityMessage.encode(message)));
+  }
+
+  private receive(): Promise<UnityMessageProto> {
+    const queued = this.inbox.shift();
+    if (queued !== undefined) {
+      return Promise.resolve(queued);
+    }
+    if (this.fatalError !== undefined) {
+      return Promise.reject(this.fatalError);
+    }
+    return new Promise<UnityMessageProto>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        reject(
+          new UnityTimeOutError(
+            `The Unity environment took too long to respond: nothing arrived on port ${this.port} ` +
+              `within ${this.timeoutMs / 1000} s (--timeout-wait).` +
+              (this.timeoutHint ? ` ${this.timeoutHint}` : ''),
+          ),
+        );
+      }, this.timeoutMs);
+      this.waiter = {
+        resolve: (message) => {
+          clearTimeout(timer);
+          resolve(message);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+    });
+  }
+
+  private deliver(message: UnityMessageProto): void {
+    const waiter = this.waiter;
+    if (waiter !== undefined) {
+      this.waiter = undefined;
+      waiter.resolve(message);
+    } else {
+      this.inbox.push(message);
+    }
+  }
+
+  private onExchange(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: ExchangeCallback): void {
+    if (this.closed || this.fatalError !== undefined) {
+      callback(null, toBuffer(UnityMessage.encode({ header: { status: STATUS_QUIT } })));
+      return;
+    }
+    if (this.heldCall !== undefined) {
+      // Unity waits for each answer before it calls again; a second caller is another program.
+      callback({
+        code: grpc.status.FAILED_PRECONDITION,
+        details: `Port ${this.port} already serves an environment; start each environment on its own port.`,
+      });
+      return;
+    }
+    let message: UnityMessageProto;
+    try {
+      message = UnityMessage.decode(call.request);
+    } catch (error) {
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed UnityMessageProto' });
+      this.abort(
+        new CommunicatorError(
+          `The environment on port ${this.port} sent a malformed message (${call.request.length} bytes ` +
+            `that are not a UnityMessageProto: ${(error as Error).message}). It does not speak the ` +
+            `Unity ML-Agents protocol of this trainer.`,
+        ),
+      );
+      return;
+    }
+    if ((message.header?.status ?? STATUS_OK) === STATUS_QUIT) {
+      // Unity is leaving: answer at once so that it can quit, and expect nothing more.
+      callback(null, toBuffer(UnityMessage.encode({ header: { status: STATUS_QUIT } })));
+      this.deliver(message);
+      return;
+    }
+    this.heldCall = callback;
+    call.on('cancelled', () => {
+      if (this.heldCall === callback) {
+        this.heldCall = undefined;
+        this.abort(
+          new UnityCommunicatorStoppedError(
+            `The environment on port ${this.port} closed its connection without saying goodbye ` +
+              `(it crashed, was stopped, or left Play mode).`,
+          ),
+        );
+      }
+    });
+    this.deliver(message);
+  }
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}

@@ -1,0 +1,318 @@
+/**
+ * One step's agents of one behavior, batched: the agents that ask for a decision
+ * (DecisionSteps) and those whose episode just ended (TerminalSteps), as upstream's base_env.py.
+ * Observation i of agent k is `obs[i].subarray(k * size_i, (k + 1) * size_i)`.
+ */
+import {
+  AgentInfoProto,
+  BrainParametersProto,
+  CompressionTypeProto,
+  ObservationProto,
+  SpaceTypeProto,
+} from '../communicator/messages';
+import {
+  ActionSpec,
+  BehaviorSpec,
+  DimensionProperty,
+  ObservationSpec,
+  ObservationType,
+  observationSize,
+} from './behavior-spec';
+import { decodePngObservation, visualLayout } from './png-observation';
+
+/** The environment sent data that cannot be used (a NaN, a shape that does not match...). */
+export class UnityObservationError extends Error {
+  override name = 'UnityObservationError';
+}
+
+abstract class StepsBatch {
+  private index: Map<number, number> | undefined;
+
+  constructor(
+    /** One flat Float32Array per observation, n x observation size. */
+    readonly obs: readonly Float32Array[],
+    readonly reward: Float32Array,
+    readonly agentId: Int32Array,
+    /** 0 when the agent is in no group. */
+    readonly groupId: Int32Array,
+    readonly groupReward: Float32Array,
+  ) {}
+
+  get length(): number {
+    return this.agentId.length;
+  }
+
+  /** The row of an agent id, or -1. */
+  indexOf(agentId: number): number {
+    if (this.index === undefined) {
+      this.index = new Map();
+      for (let i = 0; i < this.agentId.length; i++) {
+        this.index.set(this.agentId[i], i);
+      }
+    }
+    return this.index.get(agentId) ?? -1;
+  }
+
+  /** Observation `obsIndex` of the agent in row `row`. */
+  observation(obsIndex: number, row: number): Float32Array {
+    const all = this.obs[obsIndex];
+    const size = all.length / Math.max(1, this.length);
+    return all.subarray(row * size, (row + 1) * size);
+  }
+}
+
+export class DecisionSteps extends StepsBatch {
+  constructor(
+    obs: readonly Float32Array[],
+    reward: Float32Array,
+    agentId: Int32Array,
+    /**
+     * One array per discrete branch, n x branch size; 1 where the action is NOT available
+     * (upstream's convention). null when the behavior has no discrete actions or no agent sent a mask.
+     */
+    readonly actionMask: readonly Uint8Array[] | null,
+    groupId: Int32Array,
+    groupReward: Float32Array,
+  ) {
+    super(obs, reward, agentId, groupId, groupReward);
+  }
+
+  static empty(spec: BehaviorSpec): DecisionSteps {
+    return new DecisionSteps(
+      spec.observationSpecs.map(() => new Float32Array(0)),
+      new Float32Array(0),
+      new Int32Array(0),
+      null,
+      new Int32Array(0),
+      new Float32Array(0),
+    );
+  }
+}
+
+export class TerminalSteps extends StepsBatch {
+  constructor(
+    obs: readonly Float32Array[],
+    reward: Float32Array,
+    /** 1 when the episode was cut by max steps rather than ended by the agent. */
+    readonly interrupted: Uint8Array,
+    agentId: Int32Array,
+    groupId: Int32Array,
+    groupReward: Float32Array,
+  ) {
+    super(obs, reward, agentId, groupId, groupReward);
+  }
+
+  static empty(spec: BehaviorSpec): TerminalSteps {
+    return new TerminalSteps(
+      spec.observationSpecs.map(() => new Float32Array(0)),
+      new Float32Array(0),
+      new Uint8Array(0),
+      new Int32Array(0),
+      new Int32Array(0),
+      new Float32Array(0),
+    );
+  }
+}
+
+/** The spec of a behavior, from its brain parameters and one of its agents' observations. */
+export function behaviorSpecFromProto(brain: BrainParametersProto, agent: AgentInfoProto): BehaviorSpec {
+  const observationSpecs: ObservationSpec[] = (agent.observations ?? []).map((obs) => ({
+    shape: Object.freeze([...obs.shape]),
+    dimensionProperty: Object.freeze(
+      obs.dimension_properties && obs.dimension_properties.length > 0
+        ? obs.dimension_properties.map((d) => d as DimensionProperty)
+        : obs.shape.map(() => DimensionProperty.UNSPECIFIED),
+    ),
+    observationType: (obs.observation_type ?? 0) as ObservationType,
+    name: obs.name ?? '',
+  }));
+  return { observationSpecs: Object.freeze(observationSpecs), actionSpec: actionSpecFromProto(brain) };
+}
+
+function actionSpecFromProto(brain: BrainParametersProto): ActionSpec {
+  const spec = brain.action_spec;
+  const continuous = spec?.num_continuous_actions ?? 0;
+  const discrete = spec?.num_discrete_actions ?? 0;
+  if (continuous === 0 && discrete === 0) {
+    // Engines older than communication API 1.3 describe actions with the deprecated fields only.
+    const sizes = brain.vector_action_size_deprecated ?? [];
+    if (brain.vector_action_space_type_deprecated === SpaceTypeProto.continuous) {
+      return ActionSpec.createContinuous(sizes[0] ?? 0);
+    }
+    return ActionSpec.createDiscrete(sizes);
+  }
+  return new ActionSpec(continuous, spec?.discrete_branch_sizes ?? []);
+}
+
+/** Splits one behavior's agent infos into decision and terminal steps. */
+export function stepsFromProto(
+  agentInfos: readonly AgentInfoProto[],
+  spec: BehaviorSpec,
+  behaviorName: string,
+  /** The engine's com.unity.ml-agents version: it tells how images are laid out when the message does not. */
+  unityPackageVersion?: string,
+): [DecisionSteps, TerminalSteps] {
+  const decisionInfos: AgentInfoProto[] = [];
+  const terminalInfos: AgentInfoProto[] = [];
+  for (const info of agentInfos) {
+    (info.done ? terminalInfos : decisionInfos).push(info);
+  }
+
+  const decisionObs = spec.observationSpecs.map((obsSpec, i) =>
+    observationBatch(decisionInfos, i, obsSpec, behaviorName, unityPackageVersion),
+  );
+  const terminalObs = spec.observationSpecs.map((obsSpec, i) =>
+    observationBatch(terminalInfos, i, obsSpec, behaviorName, unityPackageVersion),
+  );
+
+  const decision = new DecisionSteps(
+    decisionObs,
+    rewards(decisionInfos, behaviorName),
+    Int32Array.from(decisionInfos, (info) => info.id ?? 0),
+    actionMasks(decisionInfos, spec.actionSpec, behaviorName),
+    Int32Array.from(decisionInfos, (info) => info.group_id ?? 0),
+    Float32Array.from(decisionInfos, (info) => info.group_reward ?? 0),
+  );
+  const terminal = new TerminalSteps(
+    terminalObs,
+    rewards(terminalInfos, behaviorName),
+    Uint8Array.from(terminalInfos, (info) => (info.max_step_reached ? 1 : 0)),
+    Int32Array.from(terminalInfos, (info) => info.id ?? 0),
+    Int32Array.from(terminalInfos, (info) => info.group_id ?? 0),
+    Float32Array.from(terminalInfos, (info) => info.group_reward ?? 0),
+  );
+  return [decision, terminal];
+}
+
+function rewards(infos: readonly AgentInfoProto[], behaviorName: string): Float32Array {
+  const out = new Float32Array(infos.length);
+  for (let i = 0; i < infos.length; i++) {
+    const r = infos[i].reward ?? 0;
+    if (!Number.isFinite(r)) {
+      throw new UnityObservationError(
+        `The rewards provided had ${Number.isNaN(r) ? 'NaN' : 'Infinite'} values: agent ` +
+          `${infos[i].id ?? 0} of behavior ${behaviorName} got reward ${r}. Check the reward code of ` +
+          `the environment.`,
+      );
+    }
+    out[i] = r;
+  }
+  return out;
+}
+
+function observationBatch(
+  infos: readonly AgentInfoProto[],
+  obsIndex: number,
+  spec: ObservationSpec,
+  behaviorName: string,
+  unityPackageVersion: string | undefined,
+): Float32Array {
+  const size = observationSize(spec);
+  const batch = new Float32Array(infos.length * size);
+  for (let row = 0; row < infos.length; row++) {
+    const info = infos[row];
+    const obs = info.observations?.[obsIndex];
+    if (obs === undefined) {
+      throw new UnityObservationError(
+        `Agent ${info.id ?? 0} of behavior ${behaviorName} sent ${info.observations?.length ?? 0} ` +
+          `observations, but the behavior has ${obsIndex + 1} or more.`,
+      );
+    }
+    checkShape(obs, spec, behaviorName, info, obsIndex);
+    if ((obs.compression_type ?? CompressionTypeProto.NONE) === CompressionTypeProto.PNG) {
+      let pixels: Float32Array;
+      try {
+        pixels = decodePngObservation(
+          obs.compressed_data ?? new Uint8Array(0),
+          spec.shape,
+          obs.compressed_channel_mapping,
+          { layout: visualLayout(obs.dimension_properties, unityPackageVersion) },
+        );
+      } catch (error) {
+        throw new UnityObservationError(
+          `Observation ${describeObservation(spec, obsIndex)} of agent ${info.id ?? 0} of behavior ` +
+            `${behaviorName} could not be decoded: ${(error as Error).message}`,
+        );
+      }
+      batch.set(pixels, row * size);
+      continue;
+    }
+    const data = obs.float_data?.data ?? [];
+    if (data.length !== size) {
+      throw new UnityObservationError(
+        `Observation ${describeObservation(spec, obsIndex)} of agent ${info.id ?? 0} of behavior ` +
+          `${behaviorName} holds ${data.length} floats; its shape [${spec.shape.join(', ')}] needs ${size}.`,
+      );
+    }
+    const offset = row * size;
+    for (let j = 0; j < size; j++) {
+      const v = data[j];
+      if (!Number.isFinite(v)) {
+        throw new UnityObservationError(
+          `The observations provided had ${Number.isNaN(v) ? 'NaN' : 'Infinite'} values: observation ` +
+            `${describeObservation(spec, obsIndex)} of agent ${info.id ?? 0} of behavior ${behaviorName}, ` +
+            `element ${j}. Check the sensor code of the environment.`,
+        );
+      }
+      batch[offset + j] = v;
+    }
+  }
+  return batch;
+}
+
+function checkShape(
+  obs: ObservationProto,
+  spec: ObservationSpec,
+  behaviorName: string,
+  info: AgentInfoProto,
+  obsIndex: number,
+): void {
+  const same = obs.shape.length === spec.shape.length && obs.shape.every((d, i) => d === spec.shape[i]);
+  if (!same) {
+    throw new UnityObservationError(
+      `Observation ${describeObservation(spec, obsIndex)} of agent ${info.id ?? 0} of behavior ` +
+        `${behaviorName} has shape [${obs.shape.join(', ')}], but the behavior's spec says ` +
+        `[${spec.shape.join(', ')}]. An observation's shape must not change during a session.`,
+    );
+  }
+}
+
+function describeObservation(spec: ObservationSpec, index: number): string {
+  return spec.name ? `${index} (${spec.name})` : `${index}`;
+}
+
+function actionMasks(
+  infos: readonly AgentInfoProto[],
+  actionSpec: ActionSpec,
+  behaviorName: string,
+): Uint8Array[] | null {
+  const branches = actionSpec.discreteBranches;
+  if (branches.length === 0) {
+    return null;
+  }
+  const total = branches.reduce((a, b) => a + b, 0);
+  if (!infos.some((info) => (info.action_mask?.length ?? 0) > 0)) {
+    return null;
+  }
+  const masks = branches.map((size) => new Uint8Array(infos.length * size));
+  for (let row = 0; row < infos.length; row++) {
+    const mask = infos[row].action_mask ?? [];
+    if (mask.length === 0) {
+      continue;
+    }
+    if (mask.length !== total) {
+      throw new UnityObservationError(
+        `Agent ${infos[row].id ?? 0} of behavior ${behaviorName} sent an action mask of ${mask.length} ` +
+          `entries; its discrete branches [${branches.join(', ')}] need ${total}.`,
+      );
+    }
+    let k = 0;
+    for (let b = 0; b < branches.length; b++) {
+      const size = branches[b];
+      for (let a = 0; a < size; a++, k++) {
+        masks[b][row * size + a] = mask[k] ? 1 : 0;
+      }
+    }
+  }
+  return masks;
+}

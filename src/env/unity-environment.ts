@@ -1,0 +1,377 @@
+/**
+ * Drives one Unity environment (a build, the Editor in Play mode, or any program speaking the
+ * protocol) step by step, as upstream's mlagents_envs.UnityEnvironment does:
+ *
+ *   const env = await UnityEnvironment.create({ fileName: 'Builds/3DBall.x86_64' });
+ *   await env.reset();
+ *   for (const [name, spec] of env.behaviorSpecs) {
+ *     const [decision] = env.getSteps(name);
+ *     env.setActions(name, spec.actionSpec.randomAction(decision.length));
+ *   }
+ *   await env.step();
+ *   await env.close();
+ */
+import * as path from 'path';
+import { LaunchedEnvironment, launchEnvironment } from '../communicator/launcher';
+import { Logger, consoleLogger } from '../communicator/logger';
+import {
+  AgentActionProto,
+  COMMUNICATION_API_VERSION,
+  CommandProto,
+  PACKAGE_VERSION,
+  UnityInputProto,
+  UnityOutputProto,
+  UnityRLCapabilitiesProto,
+  UnityRLInputProto,
+} from '../communicator/messages';
+import { RpcCommunicator, UnityCommunicatorStoppedError } from '../communicator/rpc-communicator';
+import { SideChannel } from '../communicator/side-channels/side-channel';
+import { SideChannelManager } from '../communicator/side-channels/side-channel-manager';
+import {
+  checkCommunicationCompatibility,
+  incompatibleVersionMessage,
+} from '../communicator/version';
+import { ActionInput, ActionTuple, BehaviorSpec, UnityActionError } from './behavior-spec';
+import { DecisionSteps, TerminalSteps, behaviorSpecFromProto, stepsFromProto } from './steps';
+
+/** Port of the Unity Editor, used when no executable is launched. */
+export const DEFAULT_EDITOR_PORT = 5004;
+/** First port of launched executables; worker i uses BASE_ENVIRONMENT_PORT + i. */
+export const BASE_ENVIRONMENT_PORT = 5005;
+
+export class UnityEnvironmentError extends Error {
+  override name = 'UnityEnvironmentError';
+}
+
+export interface UnityEnvironmentOptions {
+  /** Path of a build to launch; none to wait for the Editor (press Play). */
+  fileName?: string | null;
+  /** Offset from basePort, one per concurrent environment. */
+  workerId?: number;
+  /** Defaults to 5005 with an executable, 5004 without. */
+  basePort?: number;
+  seed?: number;
+  noGraphics?: boolean;
+  /** Seconds to wait for the environment's first and every later message (default 60). */
+  timeoutWait?: number;
+  /** Extra command-line arguments for the executable (`--env-args`). */
+  additionalArgs?: string[];
+  sideChannels?: SideChannel[];
+  /** Folder of the executable's log file, Player-<workerId>.log. */
+  logFolder?: string;
+  /** Training areas the environment should instantiate (upstream's num_areas). */
+  numAreas?: number;
+  /** Address the server binds; 'localhost' by default. */
+  bindAddress?: string;
+  logger?: Logger;
+}
+
+/** The capabilities this trainer supports, announced in the handshake (all of upstream's). */
+export function trainerCapabilities(): UnityRLCapabilitiesProto {
+  return {
+    baseRLCapabilities: true,
+    concatenatedPngObservations: true,
+    compressedChannelMapping: true,
+    hybridActions: true,
+    trainingAnalytics: true,
+    variableLengthObservation: true,
+    multiAgentGroups: true,
+  };
+}
+
+export class UnityEnvironment {
+  /** The environment's name as it introduced itself. */
+  readonly name: string;
+  readonly port: number;
+  readonly workerId: number;
+  /** What the environment announced it supports. */
+  readonly capabilities: Readonly<UnityRLCapabilitiesProto>;
+  readonly unityPackageVersion: string;
+  readonly unityCommunicationVersion: string;
+
+  private readonly specs = new Map<string, BehaviorSpec>();
+  private readonly state = new Map<string, [DecisionSteps, TerminalSteps]>();
+  private readonly actions = new Map<string, ActionTuple>();
+  private isFirstMessage = true;
+  private closed = false;
+
+  private constructor(
+    private readonly communicator: RpcCommunicator,
+    private readonly process: LaunchedEnvironment | undefined,
+    private readonly sideChannelManager: SideChannelManager,
+    private readonly logger: Logger,
+    init: UnityOutputProto,
+    workerId: number,
+  ) {
+    const params = init.rl_initialization_output ?? {};
+    this.name = params.name ?? '';
+    this.port = communicator.port;
+    this.workerId = workerId;
+    this.capabilities = params.capabilities ?? {};
+    this.unityPackageVersion = params.package_version ?? '';
+    this.unityCommunicationVersion = params.communication_version ?? '';
+    this.updateBehaviorSpecs(init);
+  }
+
+  /** Starts listening, launches the executable if any, and completes the handshake. */
+  static async create(options: UnityEnvironmentOptions = {}): Promise<UnityEnvironment> {
+    const logger = options.logger ?? consoleLogger();
+    const workerId = options.workerId ?? 0;
+    const fileName = options.fileName ?? null;
+    if (fileName === null && workerId !== 0) {
+      throw new UnityEnvironmentError(
+        'Without an executable (--env), the worker id must be 0: only one Unity Editor can connect, on port 5004.',
+      );
+    }
+    const basePort = options.basePort ?? (fileName !== null ? BASE_ENVIRONMENT_PORT : DEFAULT_EDITOR_PORT);
+    const port = basePort + workerId;
+    const logFile = options.logFolder ? path.join(options.logFolder, `Player-${workerId}.log`) : undefined;
+    const timeoutHint =
+      fileName !== null
+        ? `Check that ${fileName} starts without user interaction and connects to port ${port}` +
+          `${logFile ? `; its log is ${logFile}` : ''}. On a machine without a display, pass --no-graphics.`
+        : `Press the Play button in the Unity Editor: it connects to port ${port}. Check that the ` +
+          `Agents' Behavior Parameters > Behavior Type is Default.`;
+    const communicator = new RpcCommunicator({
+      port,
+      bindAddress: options.bindAddress,
+      timeoutWaitSeconds: options.timeoutWait ?? 60,
+      timeoutHint,
+    });
+    const sideChannelManager = new SideChannelManager(options.sideChannels ?? [], {
+      logger: (message) => logger.warning(message),
+    });
+    await communicator.open();
+
+    let launched: LaunchedEnvironment | undefined;
+    try {
+      if (fileName !== null) {
+        launched = launchEnvironment({
+          executable: fileName,
+          port,
+          noGraphics: options.noGraphics ?? false,
+          logFile,
+          extraArgs: options.additionalArgs,
+        });
+        const child = launched;
+        void child.exited.then(() =>
+          communicator.abort(new UnityEnvironmentError(child.describeExit())),
+        );
+      } else {
+        logger.info(`Listening on port ${port}. Start training by pressing the Play button in the Unity Editor.`);
+      }
+      const init = await communicator.initialize({
+        rl_initialization_input: {
+          seed: options.seed ?? 0,
+          communication_version: COMMUNICATION_API_VERSION,
+          package_version: PACKAGE_VERSION,
+          capabilities: trainerCapabilities(),
+          num_areas: options.numAreas ?? 1,
+        },
+      });
+      const params = init.rl_initialization_output ?? {};
+      const unityVersion = params.communication_version ?? '';
+      const compatibility = checkCommunicationCompatibility(unityVersion, COMMUNICATION_API_VERSION);
+      if (compatibility === 'incompatible') {
+        throw new UnityEnvironmentError(incompatibleVersionMessage(unityVersion, COMMUNICATION_API_VERSION));
+      }
+      if (compatibility === 'minor-differs') {
+        logger.warning(
+          `The communication API versions of Unity and this trainer differ at the minor level: trainer ` +
+            `API ${COMMUNICATION_API_VERSION}, Unity API ${unityVersion}. Some features may not work ` +
+            `unless the side with the lower version is upgraded.`,
+        );
+      } else {
+        logger.info(
+          `Connected to Unity environment with package version ${params.package_version ?? ''} and ` +
+            `communication version ${unityVersion}`,
+        );
+      }
+      if (!params.capabilities?.baseRLCapabilities) {
+        logger.warning(
+          `The Unity process does not announce the base reinforcement-learning capabilities. Upgrade ` +
+            `its com.unity.ml-agents package (Unity package version ${params.package_version ?? '?'}, ` +
+            `trainer communication API ${COMMUNICATION_API_VERSION}).`,
+        );
+      }
+      return new UnityEnvironment(communicator, launched, sideChannelManager, logger, init, workerId);
+    } catch (error) {
+      await communicator.close();
+      await launched?.close();
+      throw error;
+    }
+  }
+
+  /** Behaviors seen so far; a behavior appears with the first step its agents are in. */
+  get behaviorSpecs(): ReadonlyMap<string, BehaviorSpec> {
+    return this.specs;
+  }
+
+  /** Asks the environment to reset and reads the first step. */
+  async reset(): Promise<void> {
+    this.assertOpen();
+    const output = await this.communicator.exchange(this.wrap({ command: CommandProto.RESET }));
+    this.afterExchange(output);
+    this.isFirstMessage = false;
+  }
+
+  /** Sends the actions set since the last step (zeros for behaviors given none) and reads the next step. */
+  async step(): Promise<void> {
+    if (this.isFirstMessage) {
+      return this.reset();
+    }
+    this.assertOpen();
+    const input: UnityRLInputProto = { command: CommandProto.STEP, agent_actions: {} };
+    for (const [name, spec] of this.specs) {
+      const count = this.state.get(name)?.[0].length ?? 0;
+      if (count === 0) continue;
+      const action = this.actions.get(name) ?? spec.actionSpec.emptyAction(count);
+      input.agent_actions![name] = { value: agentActionsToProto(action, count, spec) };
+    }
+    const output = await this.communicator.exchange(this.wrap(input));
+    this.afterExchange(output);
+  }
+
+  /** The agents of a behavior that ask for a decision, and those whose episode ended, at this step. */
+  getSteps(behaviorName: string): [DecisionSteps, TerminalSteps] {
+    const spec = this.assertBehavior(behaviorName);
+    return this.state.get(behaviorName) ?? [DecisionSteps.empty(spec), TerminalSteps.empty(spec)];
+  }
+
+  /** Actions for every agent of `getSteps(behaviorName)[0]`, in its order. */
+  setActions(behaviorName: string, action: ActionInput): void {
+    const spec = this.assertBehavior(behaviorName);
+    const decision = this.state.get(behaviorName)?.[0];
+    if (decision === undefined) return;
+    this.actions.set(behaviorName, spec.actionSpec.validateAction(action, decision.length, behaviorName));
+  }
+
+  /** The action of one agent that asks for a decision; the others keep theirs (zeros by default). */
+  setActionForAgent(behaviorName: string, agentId: number, action: ActionInput): void {
+    const spec = this.assertBehavior(behaviorName);
+    const decision = this.state.get(behaviorName)?.[0];
+    if (decision === undefined) return;
+    const one = spec.actionSpec.validateAction(action, 1, behaviorName);
+    const row = decision.indexOf(agentId);
+    if (row < 0) {
+      throw new UnityActionError(
+        `Agent ${agentId} of behavior ${behaviorName} does not ask for a decision at this step; ` +
+          `the agents that do are [${Array.from(decision.agentId).join(', ')}].`,
+      );
+    }
+    let all = this.actions.get(behaviorName);
+    if (all === undefined) {
+      all = spec.actionSpec.emptyAction(decision.length);
+      this.actions.set(behaviorName, all);
+    }
+    all.continuous.set(one.continuous, row * spec.actionSpec.continuousSize);
+    all.discrete.set(one.discrete, row * spec.actionSpec.discreteSize);
+  }
+
+  /** Tells the environment to quit, stops the server and ends the executable's process group. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.communicator.close();
+    if (this.process !== undefined) {
+      // Give the player a moment to quit by itself after status 400, then end its group.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.process.exited, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+      clearTimeout(timer);
+      await this.process.close();
+    }
+  }
+
+  private wrap(rlInput: UnityRLInputProto): UnityInputProto {
+    rlInput.side_channel = this.sideChannelManager.generateSideChannelMessages();
+    return { rl_input: rlInput };
+  }
+
+  private afterExchange(output: UnityOutputProto | null): void {
+    if (output === null) {
+      this.closed = true;
+      throw new UnityCommunicatorStoppedError(
+        `The environment on port ${this.port} ended the session (it quit or left Play mode).`,
+      );
+    }
+    this.updateBehaviorSpecs(output);
+    this.updateState(output);
+    this.actions.clear();
+  }
+
+  private updateBehaviorSpecs(output: UnityOutputProto): void {
+    const brains = output.rl_initialization_output?.brain_parameters ?? [];
+    for (const brain of brains) {
+      const name = brain.brain_name ?? '';
+      const agents = output.rl_output?.agentInfos?.[name]?.value ?? [];
+      if (agents.length > 0) {
+        this.specs.set(name, behaviorSpecFromProto(brain, agents[0]));
+        this.logger.info(`Connected new brain: ${name}`);
+      }
+    }
+  }
+
+  private updateState(output: UnityOutputProto): void {
+    const rl = output.rl_output ?? {};
+    for (const [name, spec] of this.specs) {
+      const infos = rl.agentInfos?.[name]?.value;
+      this.state.set(
+        name,
+        infos !== undefined && infos.length > 0
+          ? stepsFromProto(infos, spec, name, this.unityPackageVersion)
+          : [DecisionSteps.empty(spec), TerminalSteps.empty(spec)],
+      );
+    }
+    for (const name of Object.keys(rl.agentInfos ?? {})) {
+      if (!this.specs.has(name)) {
+        this.logger.warning(
+          `The environment sent agents of behavior ${name} without its brain parameters; they are ignored.`,
+        );
+      }
+    }
+    if (rl.side_channel !== undefined && rl.side_channel.length > 0) {
+      this.sideChannelManager.processSideChannelMessage(rl.side_channel);
+    }
+  }
+
+  private assertBehavior(behaviorName: string): BehaviorSpec {
+    const spec = this.specs.get(behaviorName);
+    if (spec === undefined) {
+      const known = [...this.specs.keys()];
+      throw new UnityActionError(
+        `The behavior ${behaviorName} does not exist in this environment; ` +
+          (known.length > 0 ? `its behaviors are: ${known.join(', ')}.` : 'no behavior has appeared yet.'),
+      );
+    }
+    return spec;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw new UnityEnvironmentError('This environment is closed; create a new one.');
+    }
+  }
+}
+
+/**
+ * One AgentActionProto per agent. The deprecated vector_actions field is filled beside the new
+ * ones, as upstream does, so that older engines read the same actions.
+ */
+function agentActionsToProto(action: ActionTuple, count: number, spec: BehaviorSpec): AgentActionProto[] {
+  const continuousSize = spec.actionSpec.continuousSize;
+  const discreteSize = spec.actionSpec.discreteSize;
+  const protos: AgentActionProto[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const continuous = action.continuous.subarray(i * continuousSize, (i + 1) * continuousSize);
+    const discrete = action.discrete.subarray(i * discreteSize, (i + 1) * discreteSize);
+    const deprecated = new Array<number>(continuousSize + discreteSize);
+    for (let j = 0; j < continuousSize; j++) deprecated[j] = continuous[j];
+    for (let j = 0; j < discreteSize; j++) deprecated[continuousSize + j] = discrete[j];
+    protos[i] = {
+      vector_actions_deprecated: deprecated,
+      continuous_actions: continuous,
+      discrete_actions: discrete,
+    };
+  }
+  return protos;
+}
