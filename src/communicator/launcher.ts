@@ -217,6 +217,9 @@ export interface LaunchOptions {
   showOutput?: boolean;
 }
 
+/** When the player ended: before its handshake, or after it (during the run). */
+export type ExitPhase = 'before-connect' | 'during-run';
+
 /** A running (or finished) environment executable. */
 export interface LaunchedEnvironment {
   readonly pid: number;
@@ -237,7 +240,7 @@ export interface LaunchedEnvironment {
    */
   close(timeoutMs?: number): Promise<void>;
   /** A message for a player that ended (or will not connect) before reaching the trainer. */
-  describeExit(): string;
+  describeExit(phase?: ExitPhase): string;
 }
 
 /** Process groups of players not yet closed, ended when this process exits. */
@@ -405,7 +408,7 @@ export function launchEnvironment(options: LaunchOptions): LaunchedEnvironment {
     return closing;
   };
 
-  const describeExit = (): string => {
+  const describeExit = (phase: ExitPhase = 'before-connect'): string => {
     const parts: string[] = [];
     if (spawnError !== undefined) {
       parts.push(explainSpawnError(executable, (spawnError as NodeJS.ErrnoException).code, spawnError).message);
@@ -420,8 +423,10 @@ export function launchEnvironment(options: LaunchOptions): LaunchedEnvironment {
           ? `was killed by signal ${exitInfo.signal}`
           : `exited with code ${exitInfo.code}`;
       parts.push(
-        `The environment executable "${executable}" ${how} before it connected to the trainer ` +
-          `on port ${options.port}.`,
+        `The environment executable "${executable}" ${how} ` +
+          (phase === 'before-connect'
+            ? `before it connected to the trainer on port ${options.port}.`
+            : `in the middle of the run, while connected to the trainer on port ${options.port}.`),
       );
     }
     parts.push(

@@ -144,6 +144,7 @@ export class UnityEnvironment {
     await communicator.open();
 
     let launched: LaunchedEnvironment | undefined;
+    let connected = false;
     try {
       if (fileName !== null) {
         launched = launchEnvironment({
@@ -155,7 +156,7 @@ export class UnityEnvironment {
         });
         const child = launched;
         void child.exited.then(() =>
-          communicator.abort(new UnityEnvironmentError(child.describeExit())),
+          communicator.abort(new UnityEnvironmentError(child.describeExit(connected ? 'during-run' : 'before-connect'))),
         );
       } else {
         logger.info(`Listening on port ${port}. Start training by pressing the Play button in the Unity Editor.`);
@@ -169,6 +170,7 @@ export class UnityEnvironment {
           num_areas: options.numAreas ?? 1,
         },
       });
+      connected = true;
       const params = init.rl_initialization_output ?? {};
       const unityVersion = params.communication_version ?? '';
       const compatibility = checkCommunicationCompatibility(unityVersion, COMMUNICATION_API_VERSION);

@@ -299,7 +299,8 @@ export async function runScriptedEnv(options: ScriptedEnvOptions): Promise<numbe
     }
     if (options.hangAtStep !== undefined && globalStep >= options.hangAtStep) {
       log(`hanging at step ${globalStep}`);
-      await new Promise(() => undefined);
+      // A pending timer keeps the process alive while it never answers again.
+      await new Promise(() => setInterval(() => undefined, 60_000));
     }
     if (options.quitAfter !== undefined && globalStep >= options.quitAfter) {
       log(`leaving after ${globalStep} steps`);
