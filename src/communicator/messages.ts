@@ -233,6 +233,9 @@ export const BrainParameters = codecFor<BrainParametersProto>('BrainParametersPr
 export const AgentInfoActionPair = codecFor<AgentInfoActionPairProto>('AgentInfoActionPairProto');
 export const AgentInfo = codecFor<AgentInfoProto>('AgentInfoProto');
 export const AgentAction = codecFor<AgentActionProto>('AgentActionProto');
+export const UnityRLInitializationOutput = codecFor<UnityRLInitializationOutputProto>(
+  'UnityRLInitializationOutputProto',
+);
 
 /** The gRPC method path of the one rpc of service communicator_objects.UnityToExternalProto. */
 export const EXCHANGE_METHOD_PATH = '/communicator_objects.UnityToExternalProto/Exchange';

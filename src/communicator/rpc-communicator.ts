@@ -9,6 +9,11 @@
  *   3. Each exchange answers the held call with an rl_input (RESET, STEP...) and waits for the
  *      next call, which carries the step's rl_output.
  *   4. Closing answers the held call with header status 400; Unity then quits.
+ *
+ * Each message from the environment is decoded as it arrives (a malformed one ends the session
+ * with a clear error). During the steps, `exchangeStep` sends a message the caller encoded and
+ * has the answer read by the fast step decoder (wire/step-output.ts), which falls back to
+ * protobufjs for anything it does not handle.
  */
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -20,6 +25,7 @@ import {
   UnityMessageProto,
   UnityOutputProto,
 } from './messages';
+import { AgentInfoLayout, StepOutputMessage, decodeStepOutputMessage } from './wire/step-output';
 
 export class CommunicatorError extends Error {
   override name = 'CommunicatorError';
@@ -50,8 +56,21 @@ const MAX_MESSAGE_BYTES = 1024 * 1024 * 1024;
 
 type ExchangeCallback = grpc.sendUnaryData<Buffer>;
 
+/** A step's output from the environment: read by the fast decoder, or by protobufjs where it could not. */
+export type StepOutput = { fast: StepOutputMessage; proto?: undefined } | { proto: UnityOutputProto; fast?: undefined };
+
+/** A message from the environment, decoded. */
+interface Incoming {
+  /** header.status; null when the message has no header. */
+  headerStatus: number | null;
+  /** Set when the fast step decoder read the message. */
+  fast?: StepOutputMessage;
+  /** Set otherwise: the whole message as protobufjs decoded it. */
+  message?: UnityMessageProto;
+}
+
 interface Waiter {
-  resolve(message: UnityMessageProto): void;
+  resolve(message: Incoming): void;
   reject(error: Error): void;
 }
 
@@ -81,8 +100,12 @@ export class RpcCommunicator {
   /** Unity's call that we have not answered yet. */
   private heldCall: ExchangeCallback | undefined;
   /** Messages that arrived before anyone waited for them. */
-  private readonly inbox: UnityMessageProto[] = [];
+  private readonly inbox: Incoming[] = [];
   private waiter: Waiter | undefined;
+  /** One timer for every wait, refreshed when a wait starts; cleared on close. */
+  private waitTimer: NodeJS.Timeout | undefined;
+  /** The behaviors the fast decoder reads in the next message; null: protobufjs reads it all. */
+  private stepLayouts: ReadonlyMap<string, AgentInfoLayout> | null = null;
   /** Once set, every wait fails with it: the link is broken for good. */
   private fatalError: Error | undefined;
   private closed = false;
@@ -128,8 +151,9 @@ export class RpcCommunicator {
    * rl_initialization_input) and holds Unity's second call for the first exchange.
    */
   async initialize(input: UnityInputProto): Promise<UnityOutputProto> {
+    this.stepLayouts = null;
     const first = await this.receive();
-    const output = first.unity_output;
+    const output = first.message?.unity_output;
     if (!output || !output.rl_initialization_output) {
       throw new CommunicatorError(
         'The first message from the environment carried no rl_initialization_output: it does not ' +
@@ -143,12 +167,28 @@ export class RpcCommunicator {
 
   /** Sends `input` to Unity and waits for its next output; null when Unity ended the session. */
   async exchange(input: UnityInputProto): Promise<UnityOutputProto | null> {
+    this.stepLayouts = null;
     this.answer({ header: { status: STATUS_OK }, unity_input: input });
-    const message = await this.receive();
-    if ((message.header?.status ?? 0) !== STATUS_OK) {
+    const incoming = await this.receive();
+    if ((incoming.headerStatus ?? 0) !== STATUS_OK) {
       return null;
     }
-    return message.unity_output ?? {};
+    return incoming.message!.unity_output ?? {};
+  }
+
+  /**
+   * Sends a UnityMessageProto the caller encoded (header and unity_input) and waits for Unity's
+   * next output, read by the fast step decoder with these behaviors' layouts where it can;
+   * null when Unity ended the session.
+   */
+  async exchangeStep(message: Uint8Array, layouts: ReadonlyMap<string, AgentInfoLayout>): Promise<StepOutput | null> {
+    this.stepLayouts = layouts;
+    this.answerWith(message);
+    const incoming = await this.receive();
+    if ((incoming.headerStatus ?? 0) !== STATUS_OK) {
+      return null;
+    }
+    return incoming.fast !== undefined ? { fast: incoming.fast } : { proto: incoming.message!.unity_output ?? {} };
   }
 
   /**
@@ -159,9 +199,7 @@ export class RpcCommunicator {
     if (this.fatalError === undefined) {
       this.fatalError = error;
     }
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    waiter?.reject(this.fatalError);
+    this.takeWaiter()?.reject(this.fatalError);
   }
 
   /** Tells Unity to quit (status 400 on its held call) and stops the server. */
@@ -174,6 +212,7 @@ export class RpcCommunicator {
       this.answer({ header: { status: STATUS_QUIT } });
     }
     this.abort(new UnityCommunicatorStoppedError('The communicator was closed.'));
+    clearTimeout(this.waitTimer);
     const server = this.server;
     this.server = undefined;
     if (server !== undefined) {
@@ -191,6 +230,10 @@ export class RpcCommunicator {
   }
 
   private answer(message: UnityMessageProto): void {
+    this.answerWith(UnityMessage.encode(message));
+  }
+
+  private answerWith(messageBytes: Uint8Array): void {
     const call = this.heldCall;
     if (call === undefined) {
       throw new UnityCommunicatorStoppedError(
@@ -198,10 +241,10 @@ export class RpcCommunicator {
       );
     }
     this.heldCall = undefined;
-    call(null, toBuffer(UnityMessage.encode(message)));
+    call(null, toBuffer(messageBytes));
   }
 
-  private receive(): Promise<UnityMessageProto> {
+  private receive(): Promise<Incoming> {
     const queued = this.inbox.shift();
     if (queued !== undefined) {
       return Promise.resolve(queued);
@@ -209,38 +252,62 @@ export class RpcCommunicator {
     if (this.fatalError !== undefined) {
       return Promise.reject(this.fatalError);
     }
-    return new Promise<UnityMessageProto>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiter = undefined;
-        reject(
-          new UnityTimeOutError(
-            `The Unity environment took too long to respond: nothing arrived on port ${this.port} ` +
-              `within ${this.timeoutMs / 1000} s (--timeout-wait).` +
-              (this.timeoutHint ? ` ${this.timeoutHint}` : ''),
-          ),
-        );
-      }, this.timeoutMs);
-      this.waiter = {
-        resolve: (message) => {
-          clearTimeout(timer);
-          resolve(message);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      };
+    return new Promise<Incoming>((resolve, reject) => {
+      this.waiter = { resolve, reject };
+      this.startWaitTimer();
     });
   }
 
-  private deliver(message: UnityMessageProto): void {
+  /**
+   * One timer serves every wait (a new setTimeout and clearTimeout per step cost more). Between
+   * waits it stays armed and finds no waiter when it fires; the open server keeps the process
+   * alive anyway until close(), which clears it.
+   */
+  private startWaitTimer(): void {
+    if (this.waitTimer === undefined) {
+      this.waitTimer = setTimeout(() => this.onWaitTimeout(), this.timeoutMs);
+    } else {
+      this.waitTimer.refresh();
+    }
+  }
+
+  private onWaitTimeout(): void {
+    // A timer left over from a wait that ended finds no waiter (or a new one that has refreshed it).
+    this.takeWaiter()?.reject(
+      new UnityTimeOutError(
+        `The Unity environment took too long to respond: nothing arrived on port ${this.port} ` +
+          `within ${this.timeoutMs / 1000} s (--timeout-wait).` +
+          (this.timeoutHint ? ` ${this.timeoutHint}` : ''),
+      ),
+    );
+  }
+
+  /** The pending wait, which ends now. */
+  private takeWaiter(): Waiter | undefined {
     const waiter = this.waiter;
+    this.waiter = undefined;
+    return waiter;
+  }
+
+  private deliver(message: Incoming): void {
+    const waiter = this.takeWaiter();
     if (waiter !== undefined) {
-      this.waiter = undefined;
       waiter.resolve(message);
     } else {
       this.inbox.push(message);
     }
+  }
+
+  /** The fast step decoder where the caller gave layouts and it can read the message; protobufjs otherwise. */
+  private decodeIncoming(bytes: Uint8Array): Incoming {
+    if (this.stepLayouts !== null) {
+      const fast = decodeStepOutputMessage(bytes, this.stepLayouts);
+      if (fast !== null) {
+        return { headerStatus: fast.headerStatus, fast };
+      }
+    }
+    const message = UnityMessage.decode(bytes);
+    return { headerStatus: message.header ? (message.header.status ?? 0) : null, message };
   }
 
   private onExchange(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: ExchangeCallback): void {
@@ -256,9 +323,9 @@ export class RpcCommunicator {
       });
       return;
     }
-    let message: UnityMessageProto;
+    let message: Incoming;
     try {
-      message = UnityMessage.decode(call.request);
+      message = this.decodeIncoming(call.request);
     } catch (error) {
       callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed UnityMessageProto' });
       this.abort(
@@ -270,7 +337,7 @@ export class RpcCommunicator {
       );
       return;
     }
-    if ((message.header?.status ?? STATUS_OK) === STATUS_QUIT) {
+    if ((message.headerStatus ?? STATUS_OK) === STATUS_QUIT) {
       // Unity is leaving: answer at once so that it can quit, and expect nothing more.
       callback(null, toBuffer(UnityMessage.encode({ header: { status: STATUS_QUIT } })));
       this.deliver(message);

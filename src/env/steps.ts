@@ -2,6 +2,11 @@
  * One step's agents of one behavior, batched: the agents that ask for a decision
  * (DecisionSteps) and those whose episode just ended (TerminalSteps), as upstream's base_env.py.
  * Observation i of agent k is `obs[i].subarray(k * size_i, (k + 1) * size_i)`.
+ *
+ * Two ways in: `stepsFromColumns` takes the columns the fast step decoder
+ * (communicator/wire/step-output.ts) reads straight from the wire; `stepsFromProto` takes the
+ * agent infos protobufjs decoded, for every message the fast path leaves to it, and holds the
+ * clear errors about bad data. Both give the same steps for the same message.
  */
 import {
   AgentInfoProto,
@@ -18,6 +23,7 @@ import {
   ObservationType,
   observationSize,
 } from './behavior-spec';
+import { AgentInfoColumns, AgentInfoLayout } from '../communicator/wire/step-output';
 import { decodePngObservation, visualLayout } from './png-observation';
 
 /** The environment sent data that cannot be used (a NaN, a shape that does not match...). */
@@ -168,20 +174,44 @@ export function stepsFromProto(
   const decision = new DecisionSteps(
     decisionObs,
     rewards(decisionInfos, behaviorName),
-    Int32Array.from(decisionInfos, (info) => info.id ?? 0),
+    agentIds(decisionInfos),
     actionMasks(decisionInfos, spec.actionSpec, behaviorName),
-    Int32Array.from(decisionInfos, (info) => info.group_id ?? 0),
-    Float32Array.from(decisionInfos, (info) => info.group_reward ?? 0),
+    groupIds(decisionInfos),
+    groupRewards(decisionInfos),
   );
   const terminal = new TerminalSteps(
     terminalObs,
     rewards(terminalInfos, behaviorName),
-    Uint8Array.from(terminalInfos, (info) => (info.max_step_reached ? 1 : 0)),
-    Int32Array.from(terminalInfos, (info) => info.id ?? 0),
-    Int32Array.from(terminalInfos, (info) => info.group_id ?? 0),
-    Float32Array.from(terminalInfos, (info) => info.group_reward ?? 0),
+    maxStepsReached(terminalInfos),
+    agentIds(terminalInfos),
+    groupIds(terminalInfos),
+    groupRewards(terminalInfos),
   );
   return [decision, terminal];
+}
+
+function agentIds(infos: readonly AgentInfoProto[]): Int32Array {
+  const out = new Int32Array(infos.length);
+  for (let i = 0; i < infos.length; i++) out[i] = infos[i].id ?? 0;
+  return out;
+}
+
+function groupIds(infos: readonly AgentInfoProto[]): Int32Array {
+  const out = new Int32Array(infos.length);
+  for (let i = 0; i < infos.length; i++) out[i] = infos[i].group_id ?? 0;
+  return out;
+}
+
+function groupRewards(infos: readonly AgentInfoProto[]): Float32Array {
+  const out = new Float32Array(infos.length);
+  for (let i = 0; i < infos.length; i++) out[i] = infos[i].group_reward ?? 0;
+  return out;
+}
+
+function maxStepsReached(infos: readonly AgentInfoProto[]): Uint8Array {
+  const out = new Uint8Array(infos.length);
+  for (let i = 0; i < infos.length; i++) out[i] = infos[i].max_step_reached ? 1 : 0;
+  return out;
 }
 
 function rewards(infos: readonly AgentInfoProto[], behaviorName: string): Float32Array {
@@ -312,6 +342,117 @@ function actionMasks(
       for (let a = 0; a < size; a++, k++) {
         masks[b][row * size + a] = mask[k] ? 1 : 0;
       }
+    }
+  }
+  return masks;
+}
+
+/** What the fast step decoder expects of a behavior's agent infos. */
+export function agentInfoLayout(spec: BehaviorSpec): AgentInfoLayout {
+  const branches = spec.actionSpec.discreteBranches;
+  return {
+    observationShapes: spec.observationSpecs.map((obs) => obs.shape),
+    actionMaskSize: branches.length > 0 ? branches.reduce((a, b) => a + b, 0) : null,
+  };
+}
+
+/**
+ * Splits one behavior's agents, as the fast decoder read them, into decision and terminal steps.
+ * The decoder has checked everything stepsFromProto checks (shapes, sizes, finite values).
+ */
+export function stepsFromColumns(columns: AgentInfoColumns, spec: BehaviorSpec): [DecisionSteps, TerminalSteps] {
+  let terminalCount = 0;
+  for (let row = 0; row < columns.count; row++) terminalCount += columns.done[row];
+  if (terminalCount === 0) {
+    // The usual step: every agent asks for a decision, and the columns are the batch as they are.
+    const decision = new DecisionSteps(
+      columns.observations,
+      columns.reward,
+      columns.id,
+      actionMasksOfRows(columns, allRows(columns.count), spec.actionSpec),
+      columns.groupId,
+      columns.groupReward,
+    );
+    return [decision, TerminalSteps.empty(spec)];
+  }
+  const decisionRows = rowsWhereDone(columns, 0, columns.count - terminalCount);
+  const terminalRows = rowsWhereDone(columns, 1, terminalCount);
+  const sizes = spec.observationSpecs.map(observationSize);
+  const pickObservations = (rows: Int32Array) =>
+    columns.observations.map((obs, i) => copyRows(obs, rows, sizes[i], new Float32Array(rows.length * sizes[i])));
+  const decision = new DecisionSteps(
+    pickObservations(decisionRows),
+    copyRows(columns.reward, decisionRows, 1, new Float32Array(decisionRows.length)),
+    copyRows(columns.id, decisionRows, 1, new Int32Array(decisionRows.length)),
+    actionMasksOfRows(columns, decisionRows, spec.actionSpec),
+    copyRows(columns.groupId, decisionRows, 1, new Int32Array(decisionRows.length)),
+    copyRows(columns.groupReward, decisionRows, 1, new Float32Array(decisionRows.length)),
+  );
+  const terminal = new TerminalSteps(
+    pickObservations(terminalRows),
+    copyRows(columns.reward, terminalRows, 1, new Float32Array(terminalRows.length)),
+    copyRows(columns.maxStepReached, terminalRows, 1, new Uint8Array(terminalRows.length)),
+    copyRows(columns.id, terminalRows, 1, new Int32Array(terminalRows.length)),
+    copyRows(columns.groupId, terminalRows, 1, new Int32Array(terminalRows.length)),
+    copyRows(columns.groupReward, terminalRows, 1, new Float32Array(terminalRows.length)),
+  );
+  return [decision, terminal];
+}
+
+function allRows(count: number): Int32Array {
+  const rows = new Int32Array(count);
+  for (let i = 0; i < count; i++) rows[i] = i;
+  return rows;
+}
+
+/** The rows whose done flag is `done`, in order; `count` of them. */
+function rowsWhereDone(columns: AgentInfoColumns, done: number, count: number): Int32Array {
+  const rows = new Int32Array(count);
+  let k = 0;
+  for (let row = 0; row < columns.count; row++) {
+    if (columns.done[row] === done) rows[k++] = row;
+  }
+  return rows;
+}
+
+/** Copies rows of `width` values from `from` into `into`, one after another. */
+function copyRows<T extends Float32Array | Int32Array | Uint8Array>(from: T, rows: Int32Array, width: number, into: T): T {
+  let k = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const start = rows[i] * width;
+    if (width >= 64) {
+      into.set(from.subarray(start, start + width), k);
+      k += width;
+    } else {
+      for (let j = 0; j < width; j++) into[k++] = from[start + j];
+    }
+  }
+  return into;
+}
+
+/** As actionMasks does for agent infos: null unless the behavior has branches and one of the rows sent a mask. */
+function actionMasksOfRows(columns: AgentInfoColumns, rows: Int32Array, actionSpec: ActionSpec): Uint8Array[] | null {
+  const branches = actionSpec.discreteBranches;
+  const sent = columns.actionMaskSent;
+  const flat = columns.actionMask;
+  if (branches.length === 0 || sent === null || flat === null) {
+    return null;
+  }
+  let anySent = false;
+  for (let i = 0; i < rows.length && !anySent; i++) anySent = sent[rows[i]] === 1;
+  if (!anySent) {
+    return null;
+  }
+  const total = branches.reduce((a, b) => a + b, 0);
+  const masks = branches.map((size) => new Uint8Array(rows.length * size));
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (sent[row] === 0) continue;
+    let k = row * total;
+    for (let b = 0; b < branches.length; b++) {
+      const size = branches[b];
+      const mask = masks[b];
+      for (let a = 0; a < size; a++) mask[i * size + a] = flat[k++];
     }
   }
   return masks;

@@ -15,16 +15,13 @@ import * as path from 'path';
 import { LaunchedEnvironment, launchEnvironment } from '../communicator/launcher';
 import { Logger, consoleLogger } from '../communicator/logger';
 import {
-  AgentActionProto,
   COMMUNICATION_API_VERSION,
   CommandProto,
   PACKAGE_VERSION,
-  UnityInputProto,
   UnityOutputProto,
   UnityRLCapabilitiesProto,
-  UnityRLInputProto,
 } from '../communicator/messages';
-import { RpcCommunicator, UnityCommunicatorStoppedError } from '../communicator/rpc-communicator';
+import { RpcCommunicator, StepOutput, UnityCommunicatorStoppedError } from '../communicator/rpc-communicator';
 import { SideChannel } from '../communicator/side-channels/side-channel';
 import { SideChannelManager } from '../communicator/side-channels/side-channel-manager';
 import {
@@ -32,7 +29,16 @@ import {
   incompatibleVersionMessage,
 } from '../communicator/version';
 import { ActionInput, ActionTuple, BehaviorSpec, UnityActionError } from './behavior-spec';
-import { DecisionSteps, TerminalSteps, behaviorSpecFromProto, stepsFromProto } from './steps';
+import { BehaviorActionsToSend, encodeStepInputMessage } from '../communicator/wire/step-input';
+import { AgentInfoLayout, StepOutputMessage } from '../communicator/wire/step-output';
+import {
+  DecisionSteps,
+  TerminalSteps,
+  agentInfoLayout,
+  behaviorSpecFromProto,
+  stepsFromColumns,
+  stepsFromProto,
+} from './steps';
 
 /** Port of the Unity Editor, used when no executable is launched. */
 export const DEFAULT_EDITOR_PORT = 5004;
@@ -90,6 +96,8 @@ export class UnityEnvironment {
   readonly unityCommunicationVersion: string;
 
   private readonly specs = new Map<string, BehaviorSpec>();
+  /** What the fast step decoder expects of each known behavior's agents. */
+  private readonly layouts = new Map<string, AgentInfoLayout>();
   private readonly state = new Map<string, [DecisionSteps, TerminalSteps]>();
   private readonly actions = new Map<string, ActionTuple>();
   private isFirstMessage = true;
@@ -212,8 +220,12 @@ export class UnityEnvironment {
   /** Asks the environment to reset and reads the first step. */
   async reset(): Promise<void> {
     this.assertOpen();
-    const output = await this.communicator.exchange(this.wrap({ command: CommandProto.RESET }));
-    this.afterExchange(output);
+    const message = encodeStepInputMessage({
+      command: CommandProto.RESET,
+      sideChannel: this.sideChannelManager.generateSideChannelMessages(),
+      actions: [],
+    });
+    this.afterExchange(await this.communicator.exchangeStep(message, this.layouts));
     this.isFirstMessage = false;
   }
 
@@ -223,15 +235,26 @@ export class UnityEnvironment {
       return this.reset();
     }
     this.assertOpen();
-    const input: UnityRLInputProto = { command: CommandProto.STEP, agent_actions: {} };
+    const actions: BehaviorActionsToSend[] = [];
     for (const [name, spec] of this.specs) {
       const count = this.state.get(name)?.[0].length ?? 0;
       if (count === 0) continue;
       const action = this.actions.get(name) ?? spec.actionSpec.emptyAction(count);
-      input.agent_actions![name] = { value: agentActionsToProto(action, count, spec) };
+      actions.push({
+        name,
+        count,
+        continuousSize: spec.actionSpec.continuousSize,
+        discreteSize: spec.actionSpec.discreteSize,
+        continuous: action.continuous,
+        discrete: action.discrete,
+      });
     }
-    const output = await this.communicator.exchange(this.wrap(input));
-    this.afterExchange(output);
+    const message = encodeStepInputMessage({
+      command: CommandProto.STEP,
+      sideChannel: this.sideChannelManager.generateSideChannelMessages(),
+      actions,
+    });
+    this.afterExchange(await this.communicator.exchangeStep(message, this.layouts));
   }
 
   /** The agents of a behavior that ask for a decision, and those whose episode ended, at this step. */
@@ -284,20 +307,19 @@ export class UnityEnvironment {
     }
   }
 
-  private wrap(rlInput: UnityRLInputProto): UnityInputProto {
-    rlInput.side_channel = this.sideChannelManager.generateSideChannelMessages();
-    return { rl_input: rlInput };
-  }
-
-  private afterExchange(output: UnityOutputProto | null): void {
+  private afterExchange(output: StepOutput | null): void {
     if (output === null) {
-      this.closed = true;
+      // close() must still run: it stops the server and ends the executable.
       throw new UnityCommunicatorStoppedError(
         `The environment on port ${this.port} ended the session (it quit or left Play mode).`,
       );
     }
-    this.updateBehaviorSpecs(output);
-    this.updateState(output);
+    if (output.fast !== undefined) {
+      this.updateStateFromColumns(output.fast);
+    } else {
+      this.updateBehaviorSpecs(output.proto);
+      this.updateState(output.proto);
+    }
     this.actions.clear();
   }
 
@@ -307,9 +329,27 @@ export class UnityEnvironment {
       const name = brain.brain_name ?? '';
       const agents = output.rl_output?.agentInfos?.[name]?.value ?? [];
       if (agents.length > 0) {
-        this.specs.set(name, behaviorSpecFromProto(brain, agents[0]));
+        const spec = behaviorSpecFromProto(brain, agents[0]);
+        this.specs.set(name, spec);
+        this.layouts.set(name, agentInfoLayout(spec));
         this.logger.info(`Connected new brain: ${name}`);
       }
+    }
+  }
+
+  /** From the fast decoder: it read only behaviors with a known spec (the others take the slow path). */
+  private updateStateFromColumns(output: StepOutputMessage): void {
+    for (const [name, spec] of this.specs) {
+      const columns = output.behaviors.get(name);
+      this.state.set(
+        name,
+        columns !== undefined && columns.count > 0
+          ? stepsFromColumns(columns, spec)
+          : [DecisionSteps.empty(spec), TerminalSteps.empty(spec)],
+      );
+    }
+    if (output.sideChannel.length > 0) {
+      this.sideChannelManager.processSideChannelMessage(output.sideChannel);
     }
   }
 
@@ -353,27 +393,4 @@ export class UnityEnvironment {
       throw new UnityEnvironmentError('This environment is closed; create a new one.');
     }
   }
-}
-
-/**
- * One AgentActionProto per agent. The deprecated vector_actions field is filled beside the new
- * ones, as upstream does, so that older engines read the same actions.
- */
-function agentActionsToProto(action: ActionTuple, count: number, spec: BehaviorSpec): AgentActionProto[] {
-  const continuousSize = spec.actionSpec.continuousSize;
-  const discreteSize = spec.actionSpec.discreteSize;
-  const protos: AgentActionProto[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const continuous = action.continuous.subarray(i * continuousSize, (i + 1) * continuousSize);
-    const discrete = action.discrete.subarray(i * discreteSize, (i + 1) * discreteSize);
-    const deprecated = new Array<number>(continuousSize + discreteSize);
-    for (let j = 0; j < continuousSize; j++) deprecated[j] = continuous[j];
-    for (let j = 0; j < discreteSize; j++) deprecated[continuousSize + j] = discrete[j];
-    protos[i] = {
-      vector_actions_deprecated: deprecated,
-      continuous_actions: continuous,
-      discrete_actions: discrete,
-    };
-  }
-  return protos;
 }

@@ -9,7 +9,11 @@ const BUILTIN_PREFIX = 'builtin:';
 
 /** Name to the file (relative to dist/sims) of each built-in environment. */
 const BUILTIN_FILES: Readonly<Record<string, string>> = {
+  '3DBall': 'envs/ball3d.js',
+  Basic: 'envs/basic.js',
+  GridWorld: 'envs/gridworld.js',
   Scripted: 'scripted-env.js',
+  SimpleGoal: 'envs/simple-goal.js',
 };
 
 /** The built folder: this file runs from dist/sims, or from src/sims under ts-jest or tsx. */

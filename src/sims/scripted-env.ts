@@ -8,20 +8,23 @@
  * its reward is the sum of its last actions, so a trainer can check that actions arrived.
  * Episodes last --episode-length steps; the agent keeps its id into the next episode (as Unity
  * does) unless --new-id-per-episode is given.
+ *
+ * Its agents live in typed arrays, and its step messages are written from them and its actions
+ * read into them by the hand-written codecs of communicator/wire, so that at a thousand agents
+ * the environment's own cost stays small beside the trainer's (npm run bench:comm).
  */
 import * as fs from 'fs';
 import { PNG } from 'pngjs';
 import {
-  AgentInfoProto,
   BrainParametersProto,
   CommandProto,
-  CompressionTypeProto,
-  ObservationProto,
-  UnityRLInputProto,
-  UnityRLOutputProto,
+  UnityMessageProto,
+  UnityRLInitializationOutput,
 } from '../communicator/messages';
 import { FloatPropertiesChannel } from '../communicator/side-channels/float-properties-channel';
 import { SideChannelManager } from '../communicator/side-channels/side-channel-manager';
+import { ActionSizes, AgentActionColumns, StepInputMessage, stepInputFromProto } from '../communicator/wire/step-input';
+import { AgentInfosToSend, ObservationToSend, encodeStepOutputMessage } from '../communicator/wire/step-output';
 import { UnityClient } from './unity-client';
 
 export interface ScriptedEnvOptions {
@@ -96,34 +99,60 @@ export function parseScriptedEnvArgs(argv: readonly string[]): ScriptedEnvOption
   return options;
 }
 
-interface ScriptedAgent {
-  id: number;
-  index: number;
-  stepInEpisode: number;
-  lastActions: number[];
-}
-
 // Values of upstream's DimensionProperty, as a camera sensor describes its channel-first shape.
 const DimensionPropertyNone = 1;
 const DimensionPropertyTranslational = 2;
 
+/**
+ * The agents of one behavior, as columns: agent i's id, step in its episode and last actions
+ * (its continuous then discrete actions; zeros before its first action of an episode).
+ */
 class ScriptedBehavior {
-  readonly agents: ScriptedAgent[];
-  /** Agents that asked for a decision in the last message, in its order. */
-  private asked: ScriptedAgent[] = [];
+  private readonly count: number;
+  private readonly ids: Int32Array;
+  private readonly stepInEpisode: Int32Array;
+  private readonly lastActions: Float64Array;
+  private readonly actionWidth: number;
+  /** Whether the agents asked for a decision in the last message (all of them do, in order). */
+  private asked = false;
   private announced = false;
+  /** The message's agent infos: room for two rows per agent, a terminal step and the next episode's first. */
+  private readonly out: {
+    id: Int32Array;
+    reward: Float32Array;
+    done: Uint8Array;
+    maxStepReached: Uint8Array;
+    vector: Float32Array;
+    actionMask: Uint8Array;
+    images: Uint8Array[];
+  };
+  private readonly maskSize: number;
 
   constructor(
     readonly name: string,
     private readonly options: ScriptedEnvOptions,
     private readonly nextId: () => number,
   ) {
-    this.agents = Array.from({ length: options.agents }, (_, index) => ({
-      id: nextId(),
-      index,
-      stepInEpisode: 0,
-      lastActions: [],
-    }));
+    this.count = options.agents;
+    this.ids = Int32Array.from({ length: this.count }, () => nextId());
+    this.stepInEpisode = new Int32Array(this.count);
+    this.actionWidth = options.continuous + options.discrete.length;
+    this.lastActions = new Float64Array(this.count * this.actionWidth);
+    this.maskSize = options.discrete.reduce((a, b) => a + b, 0);
+    const rows = 2 * this.count;
+    this.out = {
+      id: new Int32Array(rows),
+      reward: new Float32Array(rows),
+      done: new Uint8Array(rows),
+      maxStepReached: new Uint8Array(rows),
+      vector: new Float32Array(rows * options.obsSize),
+      actionMask: new Uint8Array(options.discrete.length > 0 ? rows * this.maskSize : 0),
+      images: [],
+    };
+  }
+
+  get actionSizes(): ActionSizes {
+    return { continuous: this.options.continuous, discrete: this.options.discrete.length };
   }
 
   brainParameters(): BrainParametersProto {
@@ -146,80 +175,111 @@ class ScriptedBehavior {
     return this.brainParameters();
   }
 
-  applyActions(actions: { value?: Array<{ continuous_actions?: ArrayLike<number>; discrete_actions?: ArrayLike<number> }> } | undefined): void {
-    const list = actions?.value ?? [];
-    this.asked.forEach((agent, i) => {
-      const action = list[i];
-      agent.lastActions = [
-        ...Array.from(action?.continuous_actions ?? []),
-        ...Array.from(action?.discrete_actions ?? []),
-      ];
-    });
+  /** Row i of the trainer's actions goes to the i-th agent that asked; agents given none keep zeros. */
+  applyActions(actions: AgentActionColumns | undefined): void {
+    if (!this.asked) return;
+    const { continuous, discrete } = this.options;
+    const branches = discrete.length;
+    this.lastActions.fill(0);
+    const given = Math.min(actions?.count ?? 0, this.count);
+    for (let i = 0; i < given; i++) {
+      const row = i * this.actionWidth;
+      for (let j = 0; j < continuous; j++) this.lastActions[row + j] = actions!.continuous[i * continuous + j];
+      for (let j = 0; j < branches; j++) this.lastActions[row + continuous + j] = actions!.discrete[i * branches + j];
+    }
   }
 
   reset(): void {
-    for (const agent of this.agents) {
-      agent.stepInEpisode = 0;
-      agent.lastActions = [];
-    }
+    this.stepInEpisode.fill(0);
+    this.lastActions.fill(0);
   }
 
   /** Advances every agent one step and reports them. */
-  step(globalStep: number, advance: boolean): AgentInfoProto[] {
-    const infos: AgentInfoProto[] = [];
-    this.asked = [];
-    for (const agent of this.agents) {
-      if (advance) agent.stepInEpisode += 1;
-      const reward = agent.lastActions.reduce((a, b) => a + b, 0);
-      if (advance && agent.stepInEpisode >= this.options.episodeLength) {
-        infos.push(this.info(agent, reward, true, globalStep));
-        agent.stepInEpisode = 0;
-        agent.lastActions = [];
-        if (this.options.newIdPerEpisode) agent.id = this.nextId();
+  step(globalStep: number, advance: boolean): AgentInfosToSend {
+    this.asked = true;
+    this.out.images.length = 0;
+    let row = 0;
+    for (let agent = 0; agent < this.count; agent++) {
+      if (advance) this.stepInEpisode[agent] += 1;
+      const reward = this.sumOfLastActions(agent);
+      if (advance && this.stepInEpisode[agent] >= this.options.episodeLength) {
+        this.writeInfo(row++, agent, reward, true, globalStep);
+        this.stepInEpisode[agent] = 0;
+        this.lastActions.fill(0, agent * this.actionWidth, (agent + 1) * this.actionWidth);
+        if (this.options.newIdPerEpisode) this.ids[agent] = this.nextId();
       }
-      infos.push(this.info(agent, advance ? reward : 0, false, globalStep));
-      this.asked.push(agent);
+      this.writeInfo(row++, agent, advance ? reward : 0, false, globalStep);
     }
-    return infos;
+    return this.agentInfos(row);
   }
 
-  private info(agent: ScriptedAgent, reward: number, done: boolean, globalStep: number): AgentInfoProto {
+  private sumOfLastActions(agent: number): number {
+    let sum = 0;
+    for (let j = agent * this.actionWidth, stop = j + this.actionWidth; j < stop; j++) sum += this.lastActions[j];
+    return sum;
+  }
+
+  /**
+   * One agent info: its vector observation is [step in episode, agent index, its last actions...,
+   * 0...]; the behavior's discrete agents forbid the last choice of the first branch, so that
+   * masks can be seen on the trainer side.
+   */
+  private writeInfo(row: number, agent: number, reward: number, done: boolean, globalStep: number): void {
     const o = this.options;
-    const vector = new Array<number>(o.obsSize).fill(0);
-    vector[0] = agent.stepInEpisode;
-    if (o.obsSize > 1) vector[1] = agent.index;
-    agent.lastActions.forEach((a, j) => {
-      if (2 + j < o.obsSize) vector[2 + j] = a;
-    });
-    if (o.nanAtStep !== undefined && globalStep === o.nanAtStep) vector[0] = NaN;
-    const observations: ObservationProto[] = [
-      { shape: [o.obsSize], compression_type: CompressionTypeProto.NONE, float_data: { data: vector }, name: 'VectorSensor' },
+    const out = this.out;
+    out.id[row] = this.ids[agent];
+    out.reward[row] = reward;
+    out.done[row] = done ? 1 : 0;
+    out.maxStepReached[row] = done && o.interrupt ? 1 : 0;
+    const v = row * o.obsSize;
+    out.vector.fill(0, v, v + o.obsSize);
+    out.vector[v] = o.nanAtStep !== undefined && globalStep === o.nanAtStep ? NaN : this.stepInEpisode[agent];
+    if (o.obsSize > 1) out.vector[v + 1] = agent;
+    for (let j = 0; j < this.actionWidth && 2 + j < o.obsSize; j++) {
+      out.vector[v + 2 + j] = this.lastActions[agent * this.actionWidth + j];
+    }
+    if (this.maskSize > 0) {
+      const m = row * this.maskSize;
+      out.actionMask.fill(0, m, m + this.maskSize);
+      out.actionMask[m + o.discrete[0] - 1] = 1;
+    }
+    if (o.visual !== undefined) {
+      out.images.push(pngImage(o.visual, agent, this.stepInEpisode[agent]));
+    }
+  }
+
+  private agentInfos(count: number): AgentInfosToSend {
+    const o = this.options;
+    const out = this.out;
+    const observations: ObservationToSend[] = [
+      { shape: [o.obsSize], name: 'VectorSensor', floats: out.vector.subarray(0, count * o.obsSize) },
     ];
     if (o.visual !== undefined) {
-      observations.push(visualObservation(o.visual, agent.index, agent.stepInEpisode));
+      observations.push({
+        shape: o.visual,
+        dimensionProperties: [DimensionPropertyNone, DimensionPropertyTranslational, DimensionPropertyTranslational],
+        name: 'CameraSensor',
+        pngImages: out.images,
+      });
     }
-    const totalMask = o.discrete.reduce((a, b) => a + b, 0);
-    // Forbid the last choice of the first branch, so that masks can be seen on the trainer side.
-    const actionMask =
-      o.discrete.length > 0
-        ? Array.from({ length: totalMask }, (_, k) => k === o.discrete[0] - 1)
-        : [];
     return {
-      id: agent.id,
-      reward,
-      done,
-      max_step_reached: done && o.interrupt,
-      action_mask: actionMask,
+      count,
+      id: out.id,
+      reward: out.reward,
+      done: out.done,
+      maxStepReached: out.maxStepReached,
+      actionMaskSize: this.maskSize,
+      actionMask: out.actionMask,
       observations,
     };
   }
 }
 
 /**
- * A C x H x W image (C of 1 or 3) whose pixels tell the agent and step, PNG-compressed and
+ * A C x H x W image (C of 1 or 3) whose pixels tell the agent and step, PNG-compressed; it is
  * described channel-first, as com.unity.ml-agents 3 sends a camera sensor.
  */
-function visualObservation(shape: [number, number, number], agentIndex: number, step: number): ObservationProto {
+function pngImage(shape: [number, number, number], agentIndex: number, step: number): Uint8Array {
   const [channels, height, width] = shape;
   const png = new PNG({ width, height, colorType: channels === 1 ? 0 : 2, inputColorType: 6 });
   for (let y = 0; y < height; y++) {
@@ -231,14 +291,7 @@ function visualObservation(shape: [number, number, number], agentIndex: number, 
       png.data[p + 3] = 255;
     }
   }
-  const bytes = PNG.sync.write(png, { colorType: channels === 1 ? 0 : 2, inputColorType: 6 });
-  return {
-    shape: [channels, height, width],
-    dimension_properties: [DimensionPropertyNone, DimensionPropertyTranslational, DimensionPropertyTranslational],
-    compression_type: CompressionTypeProto.PNG,
-    compressed_data: bytes,
-    name: 'CameraSensor',
-  };
+  return PNG.sync.write(png, { colorType: channels === 1 ? 0 : 2, inputColorType: 6 });
 }
 
 export async function runScriptedEnv(options: ScriptedEnvOptions): Promise<number> {
@@ -275,27 +328,32 @@ export async function runScriptedEnv(options: ScriptedEnvOptions): Promise<numbe
   });
   log(`handshake done: trainer seed ${init.seed ?? 0}, communication version ${init.communication_version ?? ''}`);
 
-  let input: UnityRLInputProto | null = firstInput;
+  const actionSizes = new Map<string, ActionSizes>();
+  const noteActionSizes = () => behaviors.forEach((b) => actionSizes.set(b.name, b.actionSizes));
+  noteActionSizes();
+  const firstMessage: UnityMessageProto = { header: { status: 200 }, unity_input: { rl_input: firstInput ?? {} } };
+  let input: StepInputMessage | null = firstInput === null ? null : stepInputFromProto(firstMessage, actionSizes);
   let globalStep = 0;
   while (input !== null) {
-    if (input.side_channel && input.side_channel.length > 0) {
-      sideChannels.processSideChannelMessage(input.side_channel);
+    if (input.sideChannel.length > 0) {
+      sideChannels.processSideChannelMessage(input.sideChannel);
       const echo = floats.getProperty('echo');
       if (echo !== undefined && floats.getProperty('echo_reply') === undefined) {
         floats.setProperty('echo_reply', echo + 1);
       }
     }
-    const command = input.command ?? CommandProto.STEP;
+    const command = input.command;
     if (command === CommandProto.QUIT) break;
     const reset = command === CommandProto.RESET;
     if (reset) {
       behaviors.forEach((b) => b.reset());
     } else {
       globalStep += 1;
-      for (const behavior of behaviors) behavior.applyActions(input.agent_actions?.[behavior.name]);
+      for (const behavior of behaviors) behavior.applyActions(input.actions.get(behavior.name));
     }
     if (options.secondBehaviorAt !== undefined && globalStep === options.secondBehaviorAt && behaviors.length === 1) {
       behaviors.push(new ScriptedBehavior(`${options.behavior}Second`, options, nextId));
+      noteActionSizes();
     }
     if (options.hangAtStep !== undefined && globalStep >= options.hangAtStep) {
       log(`hanging at step ${globalStep}`);
@@ -306,17 +364,21 @@ export async function runScriptedEnv(options: ScriptedEnvOptions): Promise<numbe
       log(`leaving after ${globalStep} steps`);
       break;
     }
-    const output: UnityRLOutputProto = { agentInfos: {}, side_channel: sideChannels.generateSideChannelMessages() };
+    const sideChannel = sideChannels.generateSideChannelMessages();
     const announcements: BrainParametersProto[] = [];
+    const agentInfos: Array<[string, AgentInfosToSend]> = [];
     for (const behavior of behaviors) {
-      output.agentInfos![behavior.name] = { value: behavior.step(globalStep, !reset) };
+      agentInfos.push([behavior.name, behavior.step(globalStep, !reset)]);
       const brain = behavior.takeAnnouncement();
       if (brain !== undefined) announcements.push(brain);
     }
-    input = await client.exchange({
-      rl_output: output,
-      rl_initialization_output: announcements.length > 0 ? { brain_parameters: announcements } : undefined,
+    const message = encodeStepOutputMessage({
+      behaviors: agentInfos,
+      sideChannel,
+      initializationOutput:
+        announcements.length > 0 ? UnityRLInitializationOutput.encode({ brain_parameters: announcements }) : undefined,
     });
+    input = await client.exchangeStep(message, actionSizes);
   }
   await client.close();
   log(`scripted env done after ${globalStep} steps`);

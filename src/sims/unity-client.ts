@@ -5,7 +5,8 @@
  *   1. initialize(): Exchange(rl_initialization_output) -> rl_initialization_input, then
  *      Exchange(empty output) -> the first rl_input (usually RESET).
  *   2. exchange(output) once per step -> the next rl_input, or null when the trainer says quit
- *      (header status 400).
+ *      (header status 400). exchangeStep() does the same with a message the caller encoded
+ *      (wire/step-output.ts) and reads the actions straight into typed arrays (wire/step-input.ts).
  *   3. close(): tells the trainer we leave (status 400), if it has not ended the session.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -21,6 +22,12 @@ import {
   UnityRLInitializationOutputProto,
   UnityRLInputProto,
 } from '../communicator/messages';
+import {
+  ActionSizes,
+  StepInputMessage,
+  decodeStepInputMessage,
+  stepInputFromProto,
+} from '../communicator/wire/step-input';
 
 const MAX_MESSAGE_BYTES = 1024 * 1024 * 1024;
 
@@ -79,6 +86,21 @@ export class UnityClient {
     return (answer.unity_input as UnityInputProto | undefined)?.rl_input ?? {};
   }
 
+  /**
+   * Sends one step's UnityMessageProto, already encoded; returns the trainer's next input with
+   * the actions of the behaviors in `actionSizes` as typed arrays, or null when it ended the session.
+   */
+  async exchangeStep(message: Uint8Array, actionSizes: ReadonlyMap<string, ActionSizes>): Promise<StepInputMessage | null> {
+    const response = await this.callRaw(message);
+    const input =
+      decodeStepInputMessage(response, actionSizes) ?? stepInputFromProto(UnityMessage.decode(response), actionSizes);
+    if ((input.headerStatus ?? 0) !== STATUS_OK) {
+      this.ended = true;
+      return null;
+    }
+    return input;
+  }
+
   /** Leaves: says so to the trainer if it still listens, then closes the channel. */
   async close(): Promise<void> {
     if (!this.ended) {
@@ -97,7 +119,7 @@ export class UnityClient {
     return new Promise((resolve, reject) => {
       this.client.makeUnaryRequest(
         EXCHANGE_METHOD_PATH,
-        (b: Uint8Array) => Buffer.from(b),
+        (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
         (b: Buffer) => b,
         bytes,
         (error, response) => (error ? reject(error) : resolve(response as Buffer)),

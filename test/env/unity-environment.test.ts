@@ -5,7 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { memoryLogger } from '../../src/communicator/logger';
-import { UnityCommunicatorStoppedError, UnityTimeOutError } from '../../src/communicator/rpc-communicator';
+import { RpcCommunicator, UnityCommunicatorStoppedError, UnityTimeOutError } from '../../src/communicator/rpc-communicator';
 import { FloatPropertiesChannel } from '../../src/communicator/side-channels/float-properties-channel';
 import { DimensionProperty, UnityActionError } from '../../src/env/behavior-spec';
 import { UnityObservationError } from '../../src/env/steps';
@@ -146,6 +146,27 @@ describe('a session with the scripted environment', () => {
     expect(env.getSteps('ScriptedSecond')[0].length).toBe(1);
   });
 
+  it('reads ordinary steps on the fast path, and steps that bring new behaviors or images with protobufjs', async () => {
+    const { env } = await scripted(['--agents', '3', '--episode-length', '2', '--discrete', '2', '--second-behavior-at', '3']);
+    const communicator = (env as unknown as { communicator: RpcCommunicator }).communicator;
+    const paths: string[] = [];
+    const exchangeStep = communicator.exchangeStep.bind(communicator);
+    jest.spyOn(communicator, 'exchangeStep').mockImplementation(async (message, layouts) => {
+      const output = await exchangeStep(message, layouts);
+      paths.push(output?.fast !== undefined ? 'fast' : 'slow');
+      return output;
+    });
+    await env.reset();
+    for (let i = 0; i < 4; i++) await env.step();
+    // reset: brain parameters; step 3: the second behavior's brain parameters.
+    expect(paths).toEqual(['slow', 'fast', 'fast', 'slow', 'fast']);
+    const [decision, terminal] = env.getSteps('Scripted');
+    expect(Array.from(terminal.agentId)).toEqual([1, 2, 3]);
+    expect(Array.from(decision.agentId)).toEqual([1, 2, 3]);
+    expect(Array.from(decision.actionMask![0])).toEqual([0, 1, 0, 1, 0, 1]);
+    expect(env.getSteps('ScriptedSecond')[0].length).toBe(3);
+  });
+
   it('passes side-channel messages both ways', async () => {
     const floats = new FloatPropertiesChannel();
     const { env } = await scripted([], { sideChannels: [floats] });
@@ -232,6 +253,14 @@ describe('bad input from the environment', () => {
     await env.reset();
     await env.step();
     await expect(env.step()).rejects.toThrow(UnityTimeOutError);
+  });
+
+  it('times each wait afresh: steps over longer than the timeout in all do not time out', async () => {
+    const { env } = await scripted(['--agents', '2'], { timeoutWait: 1 });
+    await env.reset();
+    const started = Date.now();
+    while (Date.now() - started < 2500) await env.step();
+    expect(env.getSteps('Scripted')[0].length).toBe(2);
   });
 
   it('reports an environment that leaves the session', async () => {

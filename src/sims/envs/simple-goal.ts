@@ -1,0 +1,397 @@
+#!/usr/bin/env node
+/**
+ * SimpleGoal, the environments of ML-Agents' own trainer test suite
+ * (ml-agents/mlagents/trainers/tests/simple_test_envs.py: SimpleEnvironment, MemoryEnvironment,
+ * MultiAgentEnvironment), played over gRPC as a Unity build is, so that the success thresholds of
+ * upstream's test_simple_rl.py hold unchanged here.
+ *
+ * The game: an agent has one position in [-1, 1] per action (continuous actions first, then
+ * discrete branches of 2), all starting at 0, and a goal of -1 or +1 drawn at each episode start.
+ * Every observation is filled with the goal value. A continuous action moves its position by the
+ * action clamped to [-step size, step size]; a discrete choice 1 moves by +step size, 0 by
+ * -step size. The episode ends when every position is at -1 or +1 and pays
+ * SUCCESS_REWARD * position * goal / positions, summed over the positions; every other step
+ * costs TIME_PENALTY. No maximum step: upstream has none.
+ *
+ * Variants: --memory shows the goal for the first steps only (MemoryEnvironment); --group puts
+ * the agents of a training area in one group (MultiAgentEnvironment): an agent that finishes
+ * first stops asking for decisions and waits for the others, and the last one to finish brings
+ * the group reward.
+ */
+import { Academy } from '../sdk/academy';
+import { ActionBuffers, Agent, BehaviorParameters, ObservationSpecDef, ObservationWriter } from '../sdk/agent';
+import { SeededRandom } from '../sdk/random';
+import {
+  SimDefinition,
+  SimOptionValues,
+  intOption,
+  numberOption,
+  parseSimArgs,
+  runEnvironmentMain,
+} from '../sdk/run-environment';
+
+// Upstream's constants, with the same names and formulas.
+export const OBS_SIZE = 1;
+/** Channel-first, as upstream's newest VIS_OBS_SIZE (3, 20, 20) and com.unity.ml-agents 2+ images. */
+export const VIS_OBS_SIZE: readonly [3, number, number] = [3, 20, 20];
+export const STEP_SIZE = 0.2;
+export const TIME_PENALTY = 0.01;
+export const MIN_STEPS = Math.trunc(1.0 / STEP_SIZE) + 1;
+export const SUCCESS_REWARD = 1.0 + MIN_STEPS * TIME_PENALTY;
+/** MemoryEnvironment's num_show_steps: the goal shows while upstream's step count is at most this. */
+export const NUM_SHOW_STEPS = 2;
+/** The behavior name of upstream's test_simple_rl.py (BRAIN_NAME). */
+export const DEFAULT_BEHAVIOR_NAME = '1D';
+/** MultiAgentEnvironment's num_agents default. */
+export const DEFAULT_GROUP_SIZE = 2;
+
+/** ObservationType.GOAL_SIGNAL on the wire. */
+const GOAL_SIGNAL = 1;
+/** A decision period that academy steps never reach: a waiting group agent asks for nothing. */
+const NEVER = Number.MAX_SAFE_INTEGER;
+
+export interface SimpleGoalConfig {
+  /** One set of agents per name (upstream's brain_names; '1D?team=0,1D?team=1' for self-play). */
+  readonly behaviorNames: readonly string[];
+  readonly continuousActions: number;
+  /** Discrete branches, each of 2 choices. */
+  readonly discreteBranches: number;
+  readonly numVector: number;
+  readonly numVisual: number;
+  readonly stepSize: number;
+  readonly memory: boolean;
+  readonly group: boolean;
+  /** Agents per training area and behavior name (the group size with --group). */
+  readonly agents: number;
+  /** Observations sent as goal signals (upstream's goal_indices); vector observations only. */
+  readonly goalIndices: readonly number[];
+}
+
+/** Reads and checks the options; the errors say what to change. */
+export function readSimpleGoalConfig(options: SimOptionValues): SimpleGoalConfig {
+  const group = options.group === true;
+  const config: SimpleGoalConfig = {
+    behaviorNames: String(options['behavior-name'] ?? DEFAULT_BEHAVIOR_NAME)
+      .split(',')
+      .map((name) => name.trim()),
+    continuousActions: intOption(options, 'continuous'),
+    discreteBranches: intOption(options, 'discrete'),
+    numVector: intOption(options, 'num-vector'),
+    numVisual: intOption(options, 'num-visual'),
+    stepSize: numberOption(options, 'step-size'),
+    memory: options.memory === true,
+    group,
+    agents: options.agents === undefined ? (group ? DEFAULT_GROUP_SIZE : 1) : intOption(options, 'agents'),
+    goalIndices: parseGoalIndices(options['goal-indices']),
+  };
+  checkConfig(config);
+  return config;
+}
+
+function parseGoalIndices(raw: string | boolean | undefined): number[] {
+  if (raw === undefined || raw === '') return [];
+  return String(raw)
+    .split(',')
+    .map((part) => {
+      const n = Number(part.trim());
+      if (!Number.isInteger(n) || n < 0) throw new Error(`--goal-indices needs observation indices like 0 or 0,2, got ${JSON.stringify(raw)}.`);
+      return n;
+    });
+}
+
+function checkConfig(config: SimpleGoalConfig): void {
+  const nonNegative: Array<[string, number]> = [
+    ['continuous', config.continuousActions],
+    ['discrete', config.discreteBranches],
+    ['num-vector', config.numVector],
+    ['num-visual', config.numVisual],
+  ];
+  for (const [name, value] of nonNegative) {
+    if (value < 0) throw new Error(`--${name} cannot be negative (got ${value}).`);
+  }
+  if (config.continuousActions + config.discreteBranches === 0) {
+    throw new Error('SimpleGoal needs at least one action: give --continuous N or --discrete N (upstream\'s action_sizes).');
+  }
+  if (config.numVector + config.numVisual === 0) {
+    throw new Error('SimpleGoal needs at least one observation: give --num-vector N or --num-visual N.');
+  }
+  if (!(config.stepSize > 0)) throw new Error(`--step-size must be positive (got ${config.stepSize}).`);
+  if (config.agents < 1) throw new Error(`--agents must be at least 1 (got ${config.agents}).`);
+  if (config.behaviorNames.some((name) => name === '')) {
+    throw new Error('--behavior-name needs a name, or names separated by commas.');
+  }
+  for (const index of config.goalIndices) {
+    if (index >= config.numVector + config.numVisual) {
+      throw new Error(`--goal-indices: there is no observation ${index} (${config.numVector + config.numVisual} observations).`);
+    }
+    if (index >= config.numVector) {
+      // The SDK's visual observations carry no observation type.
+      throw new Error(`--goal-indices: observation ${index} is visual; only vector observations can be goal signals here.`);
+    }
+  }
+}
+
+/** Python's repr of a shape tuple: (1,) or (3, 20, 20), as upstream names its observations. */
+function pythonShape(shape: readonly number[]): string {
+  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+}
+
+/** Vector observations first, then visual ones, as upstream's _make_observation_specs. */
+export function simpleGoalObservations(config: SimpleGoalConfig): ObservationSpecDef[] {
+  const specs: ObservationSpecDef[] = [];
+  for (let i = 0; i < config.numVector; i++) {
+    const index = specs.length;
+    specs.push({
+      kind: 'vector',
+      shape: [OBS_SIZE],
+      name: `observation ${index} with shape ${pythonShape([OBS_SIZE])}`,
+      observationType: config.goalIndices.includes(index) ? GOAL_SIGNAL : 0,
+    });
+  }
+  for (let i = 0; i < config.numVisual; i++) {
+    const [channels, height, width] = VIS_OBS_SIZE;
+    specs.push({
+      kind: 'visual',
+      channels,
+      height,
+      width,
+      // Raw floats: the values are -1 and +1, which an image in [0, 1] (PNG) cannot hold.
+      compressed: false,
+      name: `observation ${specs.length} with shape ${pythonShape(VIS_OBS_SIZE)}`,
+    });
+  }
+  return specs;
+}
+
+/**
+ * One agent's behavior parameters, with a decision requester that can pause: a group agent whose
+ * episode ended asks for no decision until its whole group is done (MultiAgentEnvironment skips
+ * it), which the SDK's fixed decision period cannot say otherwise.
+ */
+class PausableBehavior implements BehaviorParameters {
+  readonly maxStep = 0;
+  readonly takeActionsBetweenDecisions = false;
+  paused = false;
+
+  constructor(
+    readonly behaviorName: string,
+    readonly observations: readonly ObservationSpecDef[],
+    readonly continuousActions: number,
+    readonly discreteBranches: readonly number[],
+  ) {}
+
+  get decisionPeriod(): number {
+    return this.paused ? NEVER : 1;
+  }
+}
+
+/** Upstream's per-behavior agent id counter: every episode start takes the next id. */
+class EpisodeIds {
+  private last = 0;
+
+  next(): number {
+    this.last += 1;
+    return this.last;
+  }
+}
+
+/** The agents of one training area under --group (upstream's MultiAgentEnvironment). */
+class GoalGroup {
+  private readonly members: SimpleGoalAgent[] = [];
+  private readonly finished = new Set<SimpleGoalAgent>();
+
+  constructor(readonly id: number) {}
+
+  join(agent: SimpleGoalAgent): void {
+    this.members.push(agent);
+  }
+
+  /**
+   * Records that `agent` reached the end; true when it was the last of the group to do so, in
+   * which case the whole group asks for decisions again from the next step.
+   */
+  finish(agent: SimpleGoalAgent): boolean {
+    this.finished.add(agent);
+    agent.pauseDecisions(true);
+    if (this.finished.size < this.members.length) return false;
+    this.restart();
+    return true;
+  }
+
+  restart(): void {
+    this.finished.clear();
+    for (const member of this.members) member.pauseDecisions(false);
+  }
+}
+
+/** How an agent gets its id: a new one per episode (upstream's SimpleEnvironment) or a fixed one (its MultiAgentEnvironment). */
+type AgentIdentity = { kind: 'per-episode'; ids: EpisodeIds } | { kind: 'fixed'; id: number };
+
+/** -1 or +1, as upstream's random.choice([-1, 1]). */
+function drawGoal(random: SeededRandom): number {
+  return random.int(2) === 0 ? -1 : 1;
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.max(min, Math.min(value, max));
+}
+
+export class SimpleGoalAgent extends Agent {
+  /** Continuous positions first, then one per discrete branch. */
+  readonly positions: Float64Array;
+  goal = 1;
+  /** Upstream's step_count: it goes up once per action dimension at each step. */
+  private actionSteps = 0;
+  private readonly decisions: PausableBehavior;
+
+  constructor(
+    private readonly config: SimpleGoalConfig,
+    behaviorName: string,
+    private readonly identity: AgentIdentity,
+    private readonly group: GoalGroup | null,
+    /** With --group, every agent of a group draws from an identical stream, as upstream's copies do. */
+    private readonly ownRandom: SeededRandom | null,
+  ) {
+    const behavior = new PausableBehavior(
+      behaviorName,
+      simpleGoalObservations(config),
+      config.continuousActions,
+      new Array<number>(config.discreteBranches).fill(2),
+    );
+    super(behavior);
+    this.decisions = behavior;
+    this.positions = new Float64Array(config.continuousActions + config.discreteBranches);
+    if (group !== null) {
+      this.groupId = group.id;
+      group.join(this);
+    }
+  }
+
+  override initialize(): void {
+    // The Academy has given its own id and random source: use upstream's instead.
+    this.id = this.identity.kind === 'fixed' ? this.identity.id : this.identity.ids.next();
+    if (this.ownRandom !== null) this.random = this.ownRandom;
+  }
+
+  override onEpisodeBegin(): void {
+    this.goal = drawGoal(this.random);
+    this.positions.fill(0);
+    this.actionSteps = 0;
+    if (this.identity.kind === 'per-episode') this.id = this.identity.ids.next();
+  }
+
+  pauseDecisions(paused: boolean): void {
+    this.decisions.paused = paused;
+  }
+
+  /** The value every observation shows: the goal, or 0 once a memory agent's goal is hidden. */
+  shownValue(): number {
+    return !this.config.memory || this.actionSteps <= NUM_SHOW_STEPS ? this.goal : 0;
+  }
+
+  override collectObservations(_index: number, writer: ObservationWriter): void {
+    writer.values.fill(this.shownValue());
+  }
+
+  override onActionReceived(actions: ActionBuffers): void {
+    this.move(actions);
+    const done = this.atAnEnd();
+    const reward = done ? this.endReward() : -TIME_PENALTY;
+    if (!done) {
+      this.addReward(reward);
+      return;
+    }
+    if (this.group === null) {
+      this.addReward(reward);
+    } else if (this.group.finish(this)) {
+      // The last of the group to finish: no reward of its own, its end reward as the group's.
+      this.addGroupReward(reward);
+    } else {
+      // Finished before the others: a success is worth no more than a time penalty.
+      this.addReward(Math.min(-TIME_PENALTY, reward));
+    }
+    this.endEpisode();
+  }
+
+  /** Goes straight to the goal at full speed: the episode ends after int(1 / step size) steps. */
+  override heuristic(actionsOut: ActionBuffers): void {
+    actionsOut.continuous.fill(this.goal);
+    actionsOut.discrete.fill(this.goal > 0 ? 1 : 0);
+  }
+
+  private move(actions: ActionBuffers): void {
+    const step = this.config.stepSize;
+    const deltas: number[] = [];
+    for (const value of actions.continuous) deltas.push(value);
+    for (const choice of actions.discrete) deltas.push(choice !== 0 ? 1 : -1);
+    deltas.forEach((delta, i) => {
+      this.positions[i] = clamp(this.positions[i] + clamp(delta, -step, step), -1, 1);
+      this.actionSteps += 1;
+    });
+  }
+
+  private atAnEnd(): boolean {
+    return this.positions.every((position) => position >= 1 || position <= -1);
+  }
+
+  /** Summed in upstream's order, so that the float is the same. */
+  private endReward(): number {
+    let reward = 0.0;
+    for (const position of this.positions) reward += (SUCCESS_REWARD * position * this.goal) / this.positions.length;
+    return reward;
+  }
+}
+
+export const SIMPLE_GOAL: SimDefinition = {
+  name: 'SimpleGoal',
+  description: 'ML-Agents\' trainer test environments (simple_test_envs.py): move to the goal shown, -1 or +1',
+  options: {
+    continuous: { type: 'string', default: '1', description: 'continuous actions (upstream\'s action_sizes[0])' },
+    discrete: { type: 'string', default: '0', description: 'discrete branches of 2 choices (upstream\'s action_sizes[1])' },
+    'num-vector': { type: 'string', default: '1', description: `vector observations of size ${OBS_SIZE}` },
+    'num-visual': { type: 'string', default: '0', description: `visual observations of ${VIS_OBS_SIZE.join('x')} (channel-first, raw floats)` },
+    'step-size': { type: 'string', default: String(STEP_SIZE), description: 'largest move per step' },
+    memory: { type: 'boolean', default: false, description: `show the goal for the first ${NUM_SHOW_STEPS + 1} observations only (MemoryEnvironment)` },
+    group: { type: 'boolean', default: false, description: 'the agents of an area form a group with a group reward (MultiAgentEnvironment)' },
+    agents: { type: 'string', description: `agents per area and behavior (default 1, ${DEFAULT_GROUP_SIZE} with --group)` },
+    'behavior-name': { type: 'string', default: DEFAULT_BEHAVIOR_NAME, description: 'behavior name, or names separated by commas' },
+    'goal-indices': { type: 'string', description: 'vector observations sent as goal signals, e.g. 0 or 0,1' },
+  },
+  create(academy: Academy, options: SimOptionValues, numAreas: number): void {
+    const config = readSimpleGoalConfig(options);
+    const groups: GoalGroup[] = [];
+    for (const behaviorName of config.behaviorNames) {
+      const ids = new EpisodeIds();
+      for (let area = 0; area < numAreas; area++) {
+        const group = config.group ? new GoalGroup(area + 1) : null;
+        if (group !== null) groups.push(group);
+        const groupSeed = config.group ? Math.floor(academy.random.next() * 4294967296) : 0;
+        for (let i = 0; i < config.agents; i++) {
+          const identity: AgentIdentity =
+            group !== null ? { kind: 'fixed', id: area * config.agents + i } : { kind: 'per-episode', ids };
+          const ownRandom = group !== null ? new SeededRandom(groupSeed) : null;
+          academy.addAgent(new SimpleGoalAgent(config, behaviorName, identity, group, ownRandom));
+        }
+      }
+    }
+    if (groups.length > 0) {
+      const previous = academy.onReset;
+      academy.onReset = () => {
+        previous?.();
+        for (const group of groups) group.restart();
+      };
+    }
+  },
+};
+
+if (require.main === module) {
+  const argv = process.argv.slice(2);
+  try {
+    // Checked before connecting, so that a bad option fails at once rather than after the handshake.
+    readSimpleGoalConfig(parseSimArgs(SIMPLE_GOAL, argv).values);
+  } catch (error) {
+    process.stderr.write(`${SIMPLE_GOAL.name}: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  runEnvironmentMain(SIMPLE_GOAL, argv).then((code) => process.exit(code));
+}

@@ -1,0 +1,275 @@
+/**
+ * Runs a built-in environment as a Unity build runs: it takes Unity's command-line arguments
+ * (`--mlagents-port N`, `-logFile PATH`, `-nographics`, `-batchmode`; other Unity flags are
+ * ignored), connects to the trainer and plays until the trainer ends the session. With
+ * `--heuristic` it plays alone under its agents' heuristics, and `--record PATH` writes what
+ * the first agent does to a .demo file, as Unity's DemonstrationRecorder does.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { parseArgs } from 'util';
+import { DemoWriter } from '../../communicator/demo-file';
+import { AgentInfoProto, CommandProto, ObservationProto } from '../../communicator/messages';
+import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
+import { UnityClient } from '../unity-client';
+import { Academy, InfoBatch } from './academy';
+import { Agent } from './agent';
+import { HeuristicBrain, RemoteBrain } from './brains';
+import { encodeObservationPng } from './png';
+
+/** The options an environment takes beyond the common ones, as node's util.parseArgs describes them. */
+export type SimOptionSpecs = Record<string, { type: 'string' | 'boolean'; default?: string | boolean; description: string }>;
+
+export type SimOptionValues = Record<string, string | boolean | undefined>;
+
+export interface SimDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly options: SimOptionSpecs;
+  /** Builds the world: adds its agents (for `numAreas` training areas) to the academy. */
+  create(academy: Academy, options: SimOptionValues, numAreas: number): void;
+}
+
+const COMMON_OPTIONS: SimOptionSpecs = {
+  'mlagents-port': { type: 'string', description: 'port of the trainer (Unity\'s --mlagents-port)' },
+  heuristic: { type: 'boolean', description: 'play alone under the agents\' heuristics, without a trainer' },
+  record: { type: 'string', description: 'with --heuristic: write the first agent\'s steps to this .demo file' },
+  steps: { type: 'string', default: '1000', description: 'with --heuristic: academy steps to play' },
+  seed: { type: 'string', default: '0', description: 'with --heuristic: seed of the world (a trainer sends its own)' },
+  'num-areas': { type: 'string', default: '1', description: 'with --heuristic: training areas (a trainer sends its own)' },
+  'time-scale': { type: 'string', description: 'simulated seconds per real second (a trainer sends its own); none: as fast as possible' },
+};
+
+/** Unity player flags that take a value; they are read or skipped before our own options. */
+const UNITY_FLAGS_WITH_VALUE = new Set(['-logfile', '-screen-width', '-screen-height', '-screen-quality', '-screen-fullscreen']);
+
+export interface ParsedSimArgs {
+  logFile?: string;
+  values: SimOptionValues;
+  ignored: string[];
+}
+
+export function parseSimArgs(definition: SimDefinition, argv: readonly string[]): ParsedSimArgs {
+  let logFile: string | undefined;
+  const ours: string[] = [];
+  const ignored: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (/^-[^-]/.test(arg)) {
+      // A single-dash Unity player flag.
+      if (arg.toLowerCase() === '-logfile') logFile = argv[i + 1];
+      else ignored.push(arg);
+      if (UNITY_FLAGS_WITH_VALUE.has(arg.toLowerCase())) i += 1;
+    } else {
+      ours.push(arg);
+    }
+  }
+  const options = { ...COMMON_OPTIONS, ...definition.options };
+  const parsed = parseArgs({
+    args: ours,
+    options: Object.fromEntries(Object.entries(options).map(([name, o]) => [name, { type: o.type, default: o.default }])),
+    strict: false,
+    allowPositionals: true,
+  });
+  for (const name of Object.keys(parsed.values)) {
+    if (!(name in options)) ignored.push(`--${name}`);
+  }
+  return { logFile, values: parsed.values as SimOptionValues, ignored };
+}
+
+export function intOption(values: SimOptionValues, name: string): number {
+  const raw = values[name];
+  const n = Number(raw);
+  if (typeof raw !== 'string' || !Number.isInteger(n)) {
+    throw new Error(`--${name} needs an integer, got ${JSON.stringify(raw)}.`);
+  }
+  return n;
+}
+
+export function numberOption(values: SimOptionValues, name: string): number {
+  const raw = values[name];
+  const n = Number(raw);
+  if (typeof raw !== 'string' || !Number.isFinite(n)) {
+    throw new Error(`--${name} needs a number, got ${JSON.stringify(raw)}.`);
+  }
+  return n;
+}
+
+/** Keeps the simulation at `timeScale` simulated seconds per real second, sleeping in slices. */
+class Pacer {
+  private simulated = 0;
+  private readonly started = process.hrtime.bigint();
+
+  async pace(deltaTime: number, timeScale: number | undefined): Promise<void> {
+    if (timeScale === undefined || !(timeScale > 0)) return;
+    this.simulated += deltaTime / timeScale;
+    const ahead = this.simulated - Number(process.hrtime.bigint() - this.started) / 1e9;
+    // Sleeping costs about a millisecond whatever the request: sleep only once well ahead.
+    if (ahead > 0.01) await new Promise((resolve) => setTimeout(resolve, ahead * 1000));
+  }
+}
+
+/** The entry point of a built-in environment's executable. Resolves to the exit code. */
+export async function runEnvironmentMain(definition: SimDefinition, argv: readonly string[]): Promise<number> {
+  const args = parseSimArgs(definition, argv);
+  const log = (line: string) => {
+    const text = `[${definition.name}] ${line}\n`;
+    if (args.logFile) fs.appendFileSync(args.logFile, text);
+    else process.stdout.write(text);
+  };
+  if (args.logFile) fs.mkdirSync(path.dirname(path.resolve(args.logFile)), { recursive: true });
+  if (args.ignored.length > 0) log(`ignoring flags: ${args.ignored.join(' ')}`);
+  try {
+    if (args.values.heuristic) {
+      await playAlone(definition, args.values, log);
+    } else {
+      await playWithTrainer(definition, args.values, log);
+    }
+    return 0;
+  } catch (error) {
+    log(`failed: ${(error as Error).message}`);
+    process.stderr.write(`${definition.name}: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+async function playWithTrainer(definition: SimDefinition, values: SimOptionValues, log: (line: string) => void) {
+  const port = intOption({ ...values, 'mlagents-port': values['mlagents-port'] ?? '5004' }, 'mlagents-port');
+  const academy = new Academy();
+  const sideChannels = new SideChannelManager([academy.engineConfiguration, academy.environmentParameters, academy.stats], {
+    logger: log,
+  });
+  const client = new UnityClient({ port });
+  log(`connecting to the trainer on port ${port}`);
+  const { init, firstInput } = await client.initialize({
+    name: definition.name,
+    communication_version: '1.5.0',
+    package_version: '3.0.0',
+    capabilities: {
+      baseRLCapabilities: true,
+      concatenatedPngObservations: true,
+      compressedChannelMapping: true,
+      hybridActions: true,
+      trainingAnalytics: true,
+      variableLengthObservation: true,
+      multiAgentGroups: true,
+    },
+  });
+  academy.seed(init.seed ?? 0);
+  definition.create(academy, values, Math.max(1, init.num_areas ?? 1));
+  log(`connected: seed ${init.seed ?? 0}, ${academy.agents.length} agents`);
+  const brain = new RemoteBrain(client, sideChannels);
+  if (firstInput === null) {
+    await client.close();
+    return;
+  }
+  const first = brain.interpret(firstInput.command ?? CommandProto.STEP, firstInput.side_channel ?? new Uint8Array(0), new Map());
+  if (first.kind === 'quit') {
+    await client.close();
+    return;
+  }
+  academy.reset();
+  const pacer = new Pacer();
+  while ((await academy.step(brain)) !== 'quit') {
+    await pacer.pace(academy.deltaTime, academy.engineConfiguration.settings.timeScale);
+  }
+  log(`the trainer ended the session after ${academy.totalStepCount} steps`);
+  await client.close();
+}
+
+async function playAlone(definition: SimDefinition, values: SimOptionValues, log: (line: string) => void) {
+  const academy = new Academy();
+  academy.seed(intOption(values, 'seed'));
+  definition.create(academy, values, intOption(values, 'num-areas'));
+  const steps = intOption(values, 'steps');
+  const timeScale = values['time-scale'] === undefined ? undefined : numberOption(values, 'time-scale');
+  const recorder = typeof values.record === 'string' ? new FirstAgentRecorder(values.record, academy, definition.name) : undefined;
+  if (recorder) academy.addBatchListener((batches) => recorder.record(batches));
+  academy.reset();
+  const brain = new HeuristicBrain();
+  const pacer = new Pacer();
+  for (let i = 0; i < steps; i++) {
+    await academy.step(brain);
+    await pacer.pace(academy.deltaTime, timeScale);
+  }
+  recorder?.close();
+  log(`played ${steps} steps under the heuristics${recorder ? `, recorded ${values.record}` : ''}`);
+}
+
+/** Records the first agent's reports, as a DemonstrationRecorder on that agent would. */
+class FirstAgentRecorder {
+  private writer: DemoWriter | undefined;
+  private agent: Agent | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly academy: Academy,
+    private readonly demonstrationName: string,
+  ) {}
+
+  record(batches: ReadonlyMap<string, InfoBatch>): void {
+    if (this.agent === undefined) {
+      this.agent = this.academy.agents[0];
+      if (this.agent === undefined) return;
+      const behavior = this.agent.behavior;
+      fs.mkdirSync(path.dirname(path.resolve(this.file)), { recursive: true });
+      this.writer = new DemoWriter(this.file, {
+        demonstrationName: this.demonstrationName.slice(0, 16),
+        brainParameters: {
+          brain_name: behavior.behaviorName,
+          is_training: false,
+          action_spec: {
+            num_continuous_actions: behavior.continuousActions,
+            num_discrete_actions: behavior.discreteBranches.length,
+            discrete_branch_sizes: [...behavior.discreteBranches],
+          },
+        },
+      });
+    }
+    const batch = batches.get(this.agent.behavior.behaviorName);
+    if (batch === undefined) return;
+    for (let row = 0; row < batch.count; row++) {
+      if (batch.agents[row] !== this.agent) continue;
+      const c = batch.group.continuousSize;
+      const d = batch.group.discreteSize;
+      this.writer!.record({
+        agent_info: agentInfoProto(batch, row),
+        action_info: {
+          continuous_actions: Array.from(batch.storedContinuous.subarray(row * c, (row + 1) * c)),
+          discrete_actions: Array.from(batch.storedDiscrete.subarray(row * d, (row + 1) * d)),
+        },
+      });
+    }
+  }
+
+  close(): void {
+    this.writer?.close();
+  }
+}
+
+/** One row of a batch as the AgentInfoProto Unity would send (for demonstrations). */
+function agentInfoProto(batch: InfoBatch, row: number): AgentInfoProto {
+  const specs = batch.group.template.behavior.observations;
+  const observations: ObservationProto[] = specs.map((spec, i) => {
+    const size = batch.group.writers[i].values.length;
+    const own = batch.observations[i].subarray(row * size, (row + 1) * size);
+    if (spec.kind === 'vector') {
+      return { shape: [...spec.shape], float_data: { data: Array.from(own) }, name: spec.name ?? '', observation_type: spec.observationType ?? 0 };
+    }
+    const shape = [spec.channels, spec.height, spec.width];
+    return spec.compressed
+      ? { shape, compression_type: 1, compressed_data: encodeObservationPng(own, spec.channels, spec.height, spec.width), dimension_properties: [1, 2, 2], name: spec.name ?? '' }
+      : { shape, float_data: { data: Array.from(own) }, dimension_properties: [1, 2, 2], name: spec.name ?? '' };
+  });
+  const maskSize = batch.actionMaskSize;
+  return {
+    reward: batch.reward[row],
+    done: batch.done[row] === 1,
+    max_step_reached: batch.maxStepReached[row] === 1,
+    id: batch.id[row],
+    action_mask: maskSize > 0 ? Array.from(batch.actionMask.subarray(row * maskSize, (row + 1) * maskSize), (m) => m === 1) : [],
+    observations,
+    group_id: batch.groupId[row],
+    group_reward: batch.groupReward[row],
+  };
+}
