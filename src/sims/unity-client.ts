@@ -48,6 +48,8 @@ export class UnityClient {
     this.client = new grpc.Client(address, grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      // Channelz (gRPC's introspection service, unused here) books every call.
+      'grpc.enable_channelz': 0,
     });
     this.connectTimeoutMs = (options.connectTimeoutSeconds ?? 30) * 1000;
   }

@@ -400,12 +400,12 @@ describe('what the fast step decoder leaves to protobufjs', () => {
   it('known fields with an unexpected wire type, groups, bad UTF-8 and malformed bytes', () => {
     const header = UnityMessage.encode({ header: { status: 200 } });
     // header as a varint
-    expect(slowPathReason(Uint8Array.of(0x08, 0x01))).toMatch(/header came with wire type 0/);
+    expect(slowPathReason(Uint8Array.of(0x08, 0x01))).toMatch(/field 1 came with wire type 0, not the one it is declared with/);
     // a reward written as a varint inside an agent
     const agentBytes = Uint8Array.of(0x38, 0x01);
     const list = field(1, agentBytes);
     const entry = concat(field(1, Buffer.from(name)), field(2, list));
-    expect(slowPathReason(concat(header, field(2, field(1, field(2, entry)))))).toMatch(/reward came with wire type 0/);
+    expect(slowPathReason(concat(header, field(2, field(1, field(2, entry)))))).toMatch(/field 7 came with wire type 0/);
     // an unknown field as a group (wire type 3 ... 4)
     expect(slowPathReason(concat(header, Uint8Array.of(0xfb, 0x07, 0xfc, 0x07)))).toMatch(/wire type 3/);
     // a behavior name that is not UTF-8

@@ -146,7 +146,7 @@ describe('a session with the scripted environment', () => {
     expect(env.getSteps('ScriptedSecond')[0].length).toBe(1);
   });
 
-  it('reads ordinary steps on the fast path, and steps that bring new behaviors or images with protobufjs', async () => {
+  it('reads ordinary steps on the fast path, and steps that bring new behaviors with protobufjs', async () => {
     const { env } = await scripted(['--agents', '3', '--episode-length', '2', '--discrete', '2', '--second-behavior-at', '3']);
     const communicator = (env as unknown as { communicator: RpcCommunicator }).communicator;
     const paths: string[] = [];

@@ -111,6 +111,19 @@ export class WireReader {
     }
   }
 
+  /**
+   * Skips a field its reader does not read. `knownFields` is the bit set of the message's field
+   * numbers (all under 32 here): a known field that reached this point came with another wire
+   * type than its declaration gives, and is refused.
+   */
+  skipUnread(tag: number, end: number, knownFields: number): void {
+    const field = tag >>> 3;
+    if (field < 32 && ((knownFields >>> field) & 1) === 1) {
+      throw new WireFormatError(`field ${field} came with wire type ${tag & 7}, not the one it is declared with`);
+    }
+    this.skip(tag & 7, end);
+  }
+
   /** Checks that the fields of a message ended exactly at its declared end. */
   expectEnd(end: number): void {
     if (this.pos !== end) {
@@ -142,6 +155,18 @@ export class WireReader {
   }
 }
 
+/** The field numbers of a message (an enum of them), as a bit set for WireReader.skipUnread. */
+export function fieldNumberSet(fields: Record<string, string | number>): number {
+  let set = 0;
+  for (const value of Object.values(fields)) {
+    if (typeof value === 'number') {
+      if (value >= 32) throw new Error(`field number ${value} does not fit a field number set`);
+      set |= 1 << value;
+    }
+  }
+  return set;
+}
+
 /** Bytes a varint of this unsigned value takes. */
 export function varintSize(value: number): number {
   if (value < 0x80) return 1;
@@ -158,7 +183,12 @@ export function int32Size(value: number): number {
 
 /** Bytes a whole length-delimited field takes: its tag, its length and its payload. */
 export function lengthDelimitedFieldSize(fieldNumber: number, payloadBytes: number): number {
-  return varintSize(tagOf(fieldNumber, WireType.LENGTH_DELIMITED)) + varintSize(payloadBytes) + payloadBytes;
+  return taggedFieldSize(tagOf(fieldNumber, WireType.LENGTH_DELIMITED), payloadBytes);
+}
+
+/** The same from the field's tag. */
+export function taggedFieldSize(tag: number, payloadBytes: number): number {
+  return varintSize(tag) + varintSize(payloadBytes) + payloadBytes;
 }
 
 /**
@@ -217,7 +247,12 @@ export class WireWriter {
 
   /** The tag and length prefix of a length-delimited field; its payload follows. */
   lengthDelimited(fieldNumber: number, payloadBytes: number): void {
-    this.tag(fieldNumber, WireType.LENGTH_DELIMITED);
+    this.tagged(tagOf(fieldNumber, WireType.LENGTH_DELIMITED), payloadBytes);
+  }
+
+  /** The same from the field's tag. */
+  tagged(tag: number, payloadBytes: number): void {
+    this.uint32(tag);
     this.uint32(payloadBytes);
   }
 

@@ -11,7 +11,7 @@
  * continuous and discrete actions, so that older engines read the same actions.
  */
 import { AgentActionProto, CommandProto, UnityMessageProto } from '../messages';
-import { FastDecoding, SlowPathNeeded, expectWireType, tryFastPath } from './fast-path';
+import { FastDecoding, SlowPathNeeded, tryFastPath } from './fast-path';
 import {
   AgentActionField,
   AgentListField,
@@ -20,16 +20,59 @@ import {
   UnityMessageField,
   UnityRLInputField,
 } from './fields';
+import { OK_HEADER_FIELD_BYTES, readHeaderStatus, readMapEntry, writeOkHeader } from './message-parts';
 import {
   WireFormatError,
   WireReader,
   WireType,
   WireWriter,
+  fieldNumberSet,
   int32Size,
   lengthDelimitedFieldSize,
+  tagOf,
+  taggedFieldSize,
   utf8Bytes,
 } from './protobuf-wire';
-import { OK_HEADER_FIELD_BYTES, readHeaderStatus, readMapEntry, writeOkHeader } from './message-parts';
+
+const { VARINT, FIXED32, LENGTH_DELIMITED } = WireType;
+
+/**
+ * The tags (field number and wire type in one) of the fields written and read per agent, and the
+ * helpers those loops call, as constants of this module: under tsx (esbuild's CommonJS output,
+ * which npm run bench:comm runs the trainer through) each use of an imported name is a getter
+ * call, ten times the cost of the work in these loops. The decoder switches on whole tags, so a
+ * known field that comes with another wire type falls to skipUnread, which refuses it.
+ */
+const Tag = {
+  header: tagOf(UnityMessageField.header, LENGTH_DELIMITED),
+  unityInput: tagOf(UnityMessageField.unity_input, LENGTH_DELIMITED),
+  unityOutput: tagOf(UnityMessageField.unity_output, LENGTH_DELIMITED),
+  rlInput: tagOf(UnityInputField.rl_input, LENGTH_DELIMITED),
+  rlInitializationInput: tagOf(UnityInputField.rl_initialization_input, LENGTH_DELIMITED),
+  agentActionsEntry: tagOf(UnityRLInputField.agent_actions, LENGTH_DELIMITED),
+  command: tagOf(UnityRLInputField.command, VARINT),
+  sideChannel: tagOf(UnityRLInputField.side_channel, LENGTH_DELIMITED),
+  agentAction: tagOf(AgentListField.value, LENGTH_DELIMITED),
+  deprecatedActionsPacked: tagOf(AgentActionField.vector_actions_deprecated, LENGTH_DELIMITED),
+  deprecatedAction: tagOf(AgentActionField.vector_actions_deprecated, FIXED32),
+  value: tagOf(AgentActionField.value, FIXED32),
+  continuousPacked: tagOf(AgentActionField.continuous_actions, LENGTH_DELIMITED),
+  continuous: tagOf(AgentActionField.continuous_actions, FIXED32),
+  discretePacked: tagOf(AgentActionField.discrete_actions, LENGTH_DELIMITED),
+  discrete: tagOf(AgentActionField.discrete_actions, VARINT),
+};
+
+/** Each message's field numbers, for skipUnread. */
+const Fields = {
+  unityMessage: fieldNumberSet(UnityMessageField),
+  unityInput: fieldNumberSet(UnityInputField),
+  rlInput: fieldNumberSet(UnityRLInputField),
+  agentList: fieldNumberSet(AgentListField),
+  agentAction: fieldNumberSet(AgentActionField),
+};
+
+const sizeOfInt32 = int32Size;
+const sizeOfField = taggedFieldSize;
 
 // ---------------------------------------------------------------------------------------------
 // Trainer side: encoding
@@ -62,16 +105,13 @@ export function encodeStepInputMessage(input: StepInputToSend): Buffer {
   if (sideChannel.length > 0) rlInputBytes += lengthDelimitedFieldSize(UnityRLInputField.side_channel, sideChannel.length);
   const unityInputBytes = lengthDelimitedFieldSize(UnityInputField.rl_input, rlInputBytes);
 
-  const w = new WireWriter(
-    OK_HEADER_FIELD_BYTES +
-      lengthDelimitedFieldSize(UnityMessageField.unity_input, unityInputBytes),
-  );
+  const w = new WireWriter(OK_HEADER_FIELD_BYTES + lengthDelimitedFieldSize(UnityMessageField.unity_input, unityInputBytes));
   writeOkHeader(w);
   w.lengthDelimited(UnityMessageField.unity_input, unityInputBytes);
   w.lengthDelimited(UnityInputField.rl_input, rlInputBytes);
   for (const b of behaviors) b.write(w);
   if (input.command !== CommandProto.STEP) {
-    w.tag(UnityRLInputField.command, WireType.VARINT);
+    w.uint32(Tag.command);
     w.int32(input.command);
   }
   if (sideChannel.length > 0) w.bytesField(UnityRLInputField.side_channel, sideChannel);
@@ -83,6 +123,8 @@ class MeasuredActions {
   private readonly nameBytes: Uint8Array;
   /** Bytes of the packed discrete actions of each agent (they are varints: sizes differ). */
   private readonly discreteBytes: Int32Array;
+  /** Bytes of vector_actions_deprecated (every action as a float) and continuous_actions: the same for all. */
+  private readonly floatFieldsBytes: number;
   private readonly listBytes: number;
   readonly entryBytes: number;
 
@@ -91,20 +133,19 @@ class MeasuredActions {
     this.nameBytes = utf8Bytes(actions.name);
     this.discreteBytes = new Int32Array(count);
     const allFloats = continuousSize + discreteSize;
-    // vector_actions_deprecated (every action as a float) and continuous_actions: the same size for all.
-    let floatFieldsBytes = 0;
-    if (allFloats > 0) floatFieldsBytes += lengthDelimitedFieldSize(AgentActionField.vector_actions_deprecated, allFloats * 4);
-    if (continuousSize > 0) floatFieldsBytes += lengthDelimitedFieldSize(AgentActionField.continuous_actions, continuousSize * 4);
+    this.floatFieldsBytes =
+      (allFloats > 0 ? sizeOfField(Tag.deprecatedActionsPacked, allFloats * 4) : 0) +
+      (continuousSize > 0 ? sizeOfField(Tag.continuousPacked, continuousSize * 4) : 0);
     let list = 0;
     for (let row = 0; row < count; row++) {
-      let agentBytes = floatFieldsBytes;
+      let agentBytes = this.floatFieldsBytes;
       if (discreteSize > 0) {
         let packed = 0;
-        for (let j = row * discreteSize, stop = j + discreteSize; j < stop; j++) packed += int32Size(discrete[j]);
+        for (let j = row * discreteSize, stop = j + discreteSize; j < stop; j++) packed += sizeOfInt32(discrete[j]);
         this.discreteBytes[row] = packed;
-        agentBytes += lengthDelimitedFieldSize(AgentActionField.discrete_actions, packed);
+        agentBytes += sizeOfField(Tag.discretePacked, packed);
       }
-      list += lengthDelimitedFieldSize(AgentListField.value, agentBytes);
+      list += sizeOfField(Tag.agentAction, agentBytes);
     }
     this.listBytes = list;
     this.entryBytes =
@@ -115,8 +156,6 @@ class MeasuredActions {
   write(w: WireWriter): void {
     const { count, continuousSize, discreteSize, continuous, discrete } = this.actions;
     const allFloats = continuousSize + discreteSize;
-    const deprecatedBytes = allFloats > 0 ? lengthDelimitedFieldSize(AgentActionField.vector_actions_deprecated, allFloats * 4) : 0;
-    const continuousBytes = continuousSize > 0 ? lengthDelimitedFieldSize(AgentActionField.continuous_actions, continuousSize * 4) : 0;
     w.lengthDelimited(UnityRLInputField.agent_actions, this.entryBytes);
     w.bytesField(MapEntryField.key, this.nameBytes);
     w.lengthDelimited(MapEntryField.value, this.listBytes);
@@ -124,20 +163,19 @@ class MeasuredActions {
       const c0 = row * continuousSize;
       const d0 = row * discreteSize;
       const packedDiscrete = this.discreteBytes[row];
-      const discreteFieldBytes =
-        discreteSize > 0 ? lengthDelimitedFieldSize(AgentActionField.discrete_actions, packedDiscrete) : 0;
-      w.lengthDelimited(AgentListField.value, deprecatedBytes + continuousBytes + discreteFieldBytes);
+      const discreteFieldBytes = discreteSize > 0 ? sizeOfField(Tag.discretePacked, packedDiscrete) : 0;
+      w.tagged(Tag.agentAction, this.floatFieldsBytes + discreteFieldBytes);
       if (allFloats > 0) {
-        w.lengthDelimited(AgentActionField.vector_actions_deprecated, allFloats * 4);
+        w.tagged(Tag.deprecatedActionsPacked, allFloats * 4);
         for (let j = 0; j < continuousSize; j++) w.float(continuous[c0 + j]);
         for (let j = 0; j < discreteSize; j++) w.float(discrete[d0 + j]);
       }
       if (continuousSize > 0) {
-        w.lengthDelimited(AgentActionField.continuous_actions, continuousSize * 4);
+        w.tagged(Tag.continuousPacked, continuousSize * 4);
         for (let j = 0; j < continuousSize; j++) w.float(continuous[c0 + j]);
       }
       if (discreteSize > 0) {
-        w.lengthDelimited(AgentActionField.discrete_actions, packedDiscrete);
+        w.tagged(Tag.discretePacked, packedDiscrete);
         for (let j = 0; j < discreteSize; j++) w.int32(discrete[d0 + j]);
       }
     }
@@ -246,21 +284,21 @@ class StepInputDecoder {
     let sawInput = false;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case UnityMessageField.header:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'header');
+      switch (tag) {
+        case Tag.header:
           if (this.headerStatus !== null) throw new SlowPathNeeded('the header came twice');
           this.headerStatus = readHeaderStatus(r, r.lengthDelimitedEnd(end));
           break;
-        case UnityMessageField.unity_input:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'unity_input');
+        case Tag.unityInput:
           if (sawInput) throw new SlowPathNeeded('unity_input came twice');
           sawInput = true;
           this.readUnityInput(r.lengthDelimitedEnd(end));
           break;
+        case Tag.unityOutput:
+          r.skip(LENGTH_DELIMITED, end);
+          break;
         default:
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.unityMessage);
       }
     }
     r.expectEnd(end);
@@ -277,18 +315,16 @@ class StepInputDecoder {
     let sawRlInput = false;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case UnityInputField.rl_input:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'rl_input');
+      switch (tag) {
+        case Tag.rlInput:
           if (sawRlInput) throw new SlowPathNeeded('rl_input came twice');
           sawRlInput = true;
           this.readRlInput(r.lengthDelimitedEnd(end));
           break;
-        case UnityInputField.rl_initialization_input:
+        case Tag.rlInitializationInput:
           throw new SlowPathNeeded('the message carries rl_initialization_input');
         default:
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.unityInput);
       }
     }
     r.expectEnd(end);
@@ -298,25 +334,21 @@ class StepInputDecoder {
     const r = this.r;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case UnityRLInputField.agent_actions:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'an agent_actions entry');
+      switch (tag) {
+        case Tag.agentActionsEntry:
           this.readAgentActionsEntry(r.lengthDelimitedEnd(end));
           break;
-        case UnityRLInputField.command:
-          expectWireType(wireType, WireType.VARINT, 'command');
+        case Tag.command:
           this.command = r.int32();
           break;
-        case UnityRLInputField.side_channel: {
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'side_channel');
+        case Tag.sideChannel: {
           const fieldEnd = r.lengthDelimitedEnd(end);
           this.sideChannel = r.slice(r.pos, fieldEnd);
           r.pos = fieldEnd;
           break;
         }
         default:
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.rlInput);
       }
     }
     r.expectEnd(end);
@@ -341,11 +373,12 @@ class StepInputDecoder {
     let count = 0;
     while (r.pos < end) {
       const tag = r.uint32();
-      if (tag >>> 3 === AgentListField.value) {
-        expectWireType(tag & 7, WireType.LENGTH_DELIMITED, 'an AgentActionProto');
+      if (tag === Tag.agentAction) {
         count++;
+        r.skip(LENGTH_DELIMITED, end);
+      } else {
+        r.skipUnread(tag, end, Fields.agentList);
       }
-      r.skip(tag & 7, end);
     }
     const columns: AgentActionColumns = {
       count,
@@ -356,10 +389,10 @@ class StepInputDecoder {
     let row = 0;
     while (r.pos < end) {
       const tag = r.uint32();
-      if (tag >>> 3 === AgentListField.value) {
+      if (tag === Tag.agentAction) {
         this.readAgentAction(r.lengthDelimitedEnd(end), row++, size, columns);
       } else {
-        r.skip(tag & 7, end);
+        r.skipUnread(tag, end, Fields.agentList);
       }
     }
     r.expectEnd(end);
@@ -374,39 +407,41 @@ class StepInputDecoder {
     const d0 = row * size.discrete;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case AgentActionField.continuous_actions:
-          if (wireType === WireType.FIXED32) {
-            if (continuousCount >= size.continuous) throw tooMany();
+      switch (tag) {
+        case Tag.continuousPacked: {
+          const packedEnd = r.lengthDelimitedEnd(end);
+          if ((packedEnd - r.pos) % 4 !== 0) throw new WireFormatError('packed floats of a length not a multiple of 4');
+          while (r.pos < packedEnd) {
+            if (continuousCount >= size.continuous) throw tooManyActions();
             columns.continuous[c0 + continuousCount++] = r.float();
-          } else {
-            expectWireType(wireType, WireType.LENGTH_DELIMITED, 'continuous_actions');
-            const packedEnd = r.lengthDelimitedEnd(end);
-            if ((packedEnd - r.pos) % 4 !== 0) throw new WireFormatError('packed floats of a length not a multiple of 4');
-            while (r.pos < packedEnd) {
-              if (continuousCount >= size.continuous) throw tooMany();
-              columns.continuous[c0 + continuousCount++] = r.float();
-            }
           }
           break;
-        case AgentActionField.discrete_actions:
-          if (wireType === WireType.VARINT) {
-            if (discreteCount >= size.discrete) throw tooMany();
+        }
+        case Tag.continuous:
+          if (continuousCount >= size.continuous) throw tooManyActions();
+          columns.continuous[c0 + continuousCount++] = r.float();
+          break;
+        case Tag.discretePacked: {
+          const packedEnd = r.lengthDelimitedEnd(end);
+          while (r.pos < packedEnd) {
+            if (discreteCount >= size.discrete) throw tooManyActions();
             columns.discrete[d0 + discreteCount++] = r.int32();
-          } else {
-            expectWireType(wireType, WireType.LENGTH_DELIMITED, 'discrete_actions');
-            const packedEnd = r.lengthDelimitedEnd(end);
-            while (r.pos < packedEnd) {
-              if (discreteCount >= size.discrete) throw tooMany();
-              columns.discrete[d0 + discreteCount++] = r.int32();
-            }
-            r.expectEnd(packedEnd);
           }
+          r.expectEnd(packedEnd);
+          break;
+        }
+        case Tag.discrete:
+          if (discreteCount >= size.discrete) throw tooManyActions();
+          columns.discrete[d0 + discreteCount++] = r.int32();
+          break;
+        case Tag.deprecatedActionsPacked:
+        case Tag.deprecatedAction:
+        case Tag.value:
+          // The engine reads the newer fields.
+          r.skip(tag & 7, end);
           break;
         default:
-          // vector_actions_deprecated and value: the engine reads the newer fields.
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.agentAction);
       }
     }
     r.expectEnd(end);
@@ -416,7 +451,7 @@ class StepInputDecoder {
   }
 }
 
-function tooMany(): SlowPathNeeded {
+function tooManyActions(): SlowPathNeeded {
   return new SlowPathNeeded('an agent has more actions than its behavior takes');
 }
 

@@ -11,9 +11,9 @@
  * The decoder is a fast path, not a second implementation of every rule: it reads the messages
  * that a running session sends at each step and answers `slowPathReason` for anything else
  * (brain parameters of new behaviors, compressed observations, behaviors it has no layout for,
- * sizes or shapes that do not match, NaN or infinite values, a singular message sent twice,
- * malformed bytes...). The caller then decodes with protobufjs, whose path keeps the clear
- * error messages. What the fast path accepts, it reads as protobuf does: fields in any order,
+ * sizes or shapes that do not match, NaN or infinite values, a singular message sent twice, a
+ * known field with another wire type than declared, malformed bytes...). The caller then decodes
+ * with protobufjs, whose path keeps the clear error messages. What the fast path accepts, it reads as protobuf does: fields in any order,
  * packed or unpacked repeated scalars, unknown fields skipped, map entries with key and value
  * in any order or missing.
  */
@@ -27,18 +27,21 @@ import {
   UnityOutputField,
   UnityRLOutputField,
 } from './fields';
-import { FastDecoding, SlowPathNeeded, expectWireType, tryFastPath } from './fast-path';
+import { FastDecoding, SlowPathNeeded, tryFastPath } from './fast-path';
 import {
   WireFormatError,
   WireReader,
   WireType,
   WireWriter,
+  fieldNumberSet,
   int32Size,
   lengthDelimitedFieldSize,
   tagOf,
+  taggedFieldSize,
   utf8Bytes,
   varintSize,
 } from './protobuf-wire';
+import { CompressionTypeProto } from '../messages';
 import { OK_HEADER_FIELD_BYTES, readHeaderStatus, readMapEntry, writeOkHeader } from './message-parts';
 
 // ---------------------------------------------------------------------------------------------
@@ -160,6 +163,61 @@ class AgentInfoColumnsBuilder implements AgentInfoColumns {
   }
 }
 
+const { VARINT, FIXED32, LENGTH_DELIMITED } = WireType;
+
+/**
+ * The tags (field number and wire type in one) the decoder reads. It switches on whole tags, so a
+ * known field that comes with another wire type falls to the default branch, where skipUnread
+ * refuses it (protobufjs would read such bytes its own way: the slow path decides).
+ *
+ * These are constants of this module rather than imported names used in place: under tsx
+ * (esbuild's CommonJS output, which npm run bench:comm runs the trainer through) each use of an
+ * imported name is a getter call, ten times the cost of the switch itself.
+ */
+const Tag = {
+  header: tagOf(UnityMessageField.header, LENGTH_DELIMITED),
+  unityOutput: tagOf(UnityMessageField.unity_output, LENGTH_DELIMITED),
+  unityInput: tagOf(UnityMessageField.unity_input, LENGTH_DELIMITED),
+  rlOutput: tagOf(UnityOutputField.rl_output, LENGTH_DELIMITED),
+  rlInitializationOutput: tagOf(UnityOutputField.rl_initialization_output, LENGTH_DELIMITED),
+  agentInfosEntry: tagOf(UnityRLOutputField.agentInfos, LENGTH_DELIMITED),
+  sideChannel: tagOf(UnityRLOutputField.side_channel, LENGTH_DELIMITED),
+  agentInfo: tagOf(AgentListField.value, LENGTH_DELIMITED),
+  reward: tagOf(AgentInfoField.reward, FIXED32),
+  done: tagOf(AgentInfoField.done, VARINT),
+  maxStepReached: tagOf(AgentInfoField.max_step_reached, VARINT),
+  id: tagOf(AgentInfoField.id, VARINT),
+  actionMaskPacked: tagOf(AgentInfoField.action_mask, LENGTH_DELIMITED),
+  actionMaskEntry: tagOf(AgentInfoField.action_mask, VARINT),
+  observation: tagOf(AgentInfoField.observations, LENGTH_DELIMITED),
+  groupId: tagOf(AgentInfoField.group_id, VARINT),
+  groupReward: tagOf(AgentInfoField.group_reward, FIXED32),
+  shapePacked: tagOf(ObservationField.shape, LENGTH_DELIMITED),
+  shapeEntry: tagOf(ObservationField.shape, VARINT),
+  compressionType: tagOf(ObservationField.compression_type, VARINT),
+  compressedData: tagOf(ObservationField.compressed_data, LENGTH_DELIMITED),
+  floatData: tagOf(ObservationField.float_data, LENGTH_DELIMITED),
+  channelMappingPacked: tagOf(ObservationField.compressed_channel_mapping, LENGTH_DELIMITED),
+  channelMappingEntry: tagOf(ObservationField.compressed_channel_mapping, VARINT),
+  dimensionPropertiesPacked: tagOf(ObservationField.dimension_properties, LENGTH_DELIMITED),
+  dimensionPropertiesEntry: tagOf(ObservationField.dimension_properties, VARINT),
+  observationType: tagOf(ObservationField.observation_type, VARINT),
+  name: tagOf(ObservationField.name, LENGTH_DELIMITED),
+  floatsPacked: tagOf(FloatDataField.data, LENGTH_DELIMITED),
+  float: tagOf(FloatDataField.data, FIXED32),
+};
+
+/** Each message's field numbers, for skipUnread. */
+const Fields = {
+  unityMessage: fieldNumberSet(UnityMessageField),
+  unityOutput: fieldNumberSet(UnityOutputField),
+  rlOutput: fieldNumberSet(UnityRLOutputField),
+  agentList: fieldNumberSet(AgentListField),
+  agentInfo: fieldNumberSet(AgentInfoField),
+  observation: fieldNumberSet(ObservationField),
+  floatData: fieldNumberSet(FloatDataField),
+};
+
 class StepOutputDecoder {
   private readonly r: WireReader;
   private readonly behaviors = new Map<string, AgentInfoColumns>();
@@ -179,21 +237,21 @@ class StepOutputDecoder {
     let sawOutput = false;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case UnityMessageField.header:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'header');
+      switch (tag) {
+        case Tag.header:
           if (this.headerStatus !== null) throw new SlowPathNeeded('the header came twice');
           this.headerStatus = readHeaderStatus(r, r.lengthDelimitedEnd(end));
           break;
-        case UnityMessageField.unity_output:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'unity_output');
+        case Tag.unityOutput:
           if (sawOutput) throw new SlowPathNeeded('unity_output came twice');
           sawOutput = true;
           this.readUnityOutput(r.lengthDelimitedEnd(end));
           break;
+        case Tag.unityInput:
+          r.skip(LENGTH_DELIMITED, end);
+          break;
         default:
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.unityMessage);
       }
     }
     r.expectEnd(end);
@@ -205,18 +263,16 @@ class StepOutputDecoder {
     let sawRlOutput = false;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case UnityOutputField.rl_output:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'rl_output');
+      switch (tag) {
+        case Tag.rlOutput:
           if (sawRlOutput) throw new SlowPathNeeded('rl_output came twice');
           sawRlOutput = true;
           this.readRlOutput(r.lengthDelimitedEnd(end));
           break;
-        case UnityOutputField.rl_initialization_output:
+        case Tag.rlInitializationOutput:
           throw new SlowPathNeeded('the message carries rl_initialization_output (brain parameters)');
         default:
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.unityOutput);
       }
     }
     r.expectEnd(end);
@@ -226,21 +282,18 @@ class StepOutputDecoder {
     const r = this.r;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case UnityRLOutputField.agentInfos:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'an agentInfos entry');
+      switch (tag) {
+        case Tag.agentInfosEntry:
           this.readAgentInfosEntry(r.lengthDelimitedEnd(end));
           break;
-        case UnityRLOutputField.side_channel: {
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'side_channel');
+        case Tag.sideChannel: {
           const fieldEnd = r.lengthDelimitedEnd(end);
           this.sideChannel = r.slice(r.pos, fieldEnd);
           r.pos = fieldEnd;
           break;
         }
         default:
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.rlOutput);
       }
     }
     r.expectEnd(end);
@@ -270,11 +323,10 @@ class StepOutputDecoder {
     let row = 0;
     while (r.pos < end) {
       const tag = r.uint32();
-      if (tag >>> 3 === AgentListField.value) {
-        const agentEnd = r.lengthDelimitedEnd(end);
-        this.readAgentInfo(agentEnd, row++, columns);
+      if (tag === Tag.agentInfo) {
+        this.readAgentInfo(r.lengthDelimitedEnd(end), row++, columns);
       } else {
-        r.skip(tag & 7, end);
+        r.skipUnread(tag, end, Fields.agentList);
       }
     }
     r.expectEnd(end);
@@ -289,11 +341,12 @@ class StepOutputDecoder {
     let count = 0;
     while (r.pos < end) {
       const tag = r.uint32();
-      if (tag >>> 3 === AgentListField.value) {
-        expectWireType(tag & 7, WireType.LENGTH_DELIMITED, 'an AgentInfoProto');
+      if (tag === Tag.agentInfo) {
         count++;
+        r.skip(LENGTH_DELIMITED, end);
+      } else {
+        r.skipUnread(tag, end, Fields.agentList);
       }
-      r.skip(tag & 7, end);
     }
     r.expectEnd(end);
     return count;
@@ -307,48 +360,41 @@ class StepOutputDecoder {
     let maskEntries = 0;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case AgentInfoField.reward:
-          expectWireType(wireType, WireType.FIXED32, 'reward');
+      switch (tag) {
+        case Tag.reward:
           reward = r.float();
           break;
-        case AgentInfoField.done:
-          expectWireType(wireType, WireType.VARINT, 'done');
+        case Tag.done:
           columns.done[row] = r.bool() ? 1 : 0;
           break;
-        case AgentInfoField.max_step_reached:
-          expectWireType(wireType, WireType.VARINT, 'max_step_reached');
+        case Tag.maxStepReached:
           columns.maxStepReached[row] = r.bool() ? 1 : 0;
           break;
-        case AgentInfoField.id:
-          expectWireType(wireType, WireType.VARINT, 'id');
+        case Tag.id:
           columns.id[row] = r.int32();
           break;
-        case AgentInfoField.action_mask:
+        case Tag.actionMaskPacked:
+        case Tag.actionMaskEntry:
           if (maskSize === null) {
-            r.skip(wireType, end);
+            r.skip(tag & 7, end);
           } else {
-            maskEntries = this.readActionMask(wireType, end, columns.actionMask!, row * maskSize, maskEntries, maskSize);
+            maskEntries = this.readActionMask(tag, end, columns.actionMask!, row * maskSize, maskEntries, maskSize);
           }
           break;
-        case AgentInfoField.observations:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'an observation');
+        case Tag.observation:
           if (observationIndex >= columns.observations.length) {
             throw new SlowPathNeeded('an agent sent more observations than its behavior has');
           }
           this.readObservation(r.lengthDelimitedEnd(end), row, observationIndex++, columns);
           break;
-        case AgentInfoField.group_id:
-          expectWireType(wireType, WireType.VARINT, 'group_id');
+        case Tag.groupId:
           columns.groupId[row] = r.int32();
           break;
-        case AgentInfoField.group_reward:
-          expectWireType(wireType, WireType.FIXED32, 'group_reward');
+        case Tag.groupReward:
           columns.groupReward[row] = r.float();
           break;
         default:
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.agentInfo);
       }
     }
     r.expectEnd(end);
@@ -369,7 +415,7 @@ class StepOutputDecoder {
 
   /** Reads mask entries (packed or not) into the agent's row; returns how many the row holds now. */
   private readActionMask(
-    wireType: number,
+    tag: number,
     end: number,
     mask: Uint8Array,
     rowOffset: number,
@@ -377,12 +423,11 @@ class StepOutputDecoder {
     maskSize: number,
   ): number {
     const r = this.r;
-    if (wireType === WireType.VARINT) {
+    if (tag === Tag.actionMaskEntry) {
       if (entries >= maskSize) throw new SlowPathNeeded('an action mask is too long');
       mask[rowOffset + entries] = r.bool() ? 1 : 0;
       return entries + 1;
     }
-    expectWireType(wireType, WireType.LENGTH_DELIMITED, 'action_mask');
     const packedEnd = r.lengthDelimitedEnd(end);
     while (r.pos < packedEnd) {
       if (entries >= maskSize) throw new SlowPathNeeded('an action mask is too long');
@@ -401,27 +446,37 @@ class StepOutputDecoder {
     let sawFloatData = false;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      switch (tag >>> 3) {
-        case ObservationField.shape:
-          shapeEntries = this.matchShape(wireType, end, shape, shapeEntries);
+      switch (tag) {
+        case Tag.shapePacked: {
+          const packedEnd = r.lengthDelimitedEnd(end);
+          while (r.pos < packedEnd) shapeEntries = matchDimension(r.int32(), shape, shapeEntries);
+          r.expectEnd(packedEnd);
           break;
-        case ObservationField.compression_type:
-          expectWireType(wireType, WireType.VARINT, 'compression_type');
+        }
+        case Tag.shapeEntry:
+          shapeEntries = matchDimension(r.int32(), shape, shapeEntries);
+          break;
+        case Tag.compressionType:
           if (r.int32() !== 0) throw new SlowPathNeeded('a compressed observation');
           break;
-        case ObservationField.compressed_data:
+        case Tag.compressedData:
           throw new SlowPathNeeded('a compressed observation');
-        case ObservationField.float_data:
-          expectWireType(wireType, WireType.LENGTH_DELIMITED, 'float_data');
+        case Tag.floatData:
           if (sawFloatData) throw new SlowPathNeeded('float_data came twice');
           sawFloatData = true;
           floats = this.readFloatData(r.lengthDelimitedEnd(end), columns.observations[index], row * size, size);
           break;
+        case Tag.name:
+        case Tag.channelMappingPacked:
+        case Tag.channelMappingEntry:
+        case Tag.dimensionPropertiesPacked:
+        case Tag.dimensionPropertiesEntry:
+        case Tag.observationType:
+          // Part of the spec, read once when the behavior appeared.
+          r.skip(tag & 7, end);
+          break;
         default:
-          // compressed_channel_mapping, dimension_properties, observation_type and the name are
-          // part of the spec, read once when the behavior appeared.
-          r.skip(wireType, end);
+          r.skipUnread(tag, end, Fields.observation);
       }
     }
     r.expectEnd(end);
@@ -433,29 +488,13 @@ class StepOutputDecoder {
     }
   }
 
-  /** Compares shape entries (packed or not) with the spec's; returns how many matched so far. */
-  private matchShape(wireType: number, end: number, shape: readonly number[], matched: number): number {
-    const r = this.r;
-    if (wireType === WireType.VARINT) {
-      return matchDimension(r.int32(), shape, matched);
-    }
-    expectWireType(wireType, WireType.LENGTH_DELIMITED, 'shape');
-    const packedEnd = r.lengthDelimitedEnd(end);
-    while (r.pos < packedEnd) matched = matchDimension(r.int32(), shape, matched);
-    r.expectEnd(packedEnd);
-    return matched;
-  }
-
   /** Copies FloatData's floats (packed or not) into `out` from `offset`; returns how many came. */
   private readFloatData(end: number, out: Float32Array, offset: number, size: number): number {
     const r = this.r;
     let count = 0;
     while (r.pos < end) {
       const tag = r.uint32();
-      const wireType = tag & 7;
-      if (tag >>> 3 !== FloatDataField.data) {
-        r.skip(wireType, end);
-      } else if (wireType === WireType.LENGTH_DELIMITED) {
+      if (tag === Tag.floatsPacked) {
         const packedEnd = r.lengthDelimitedEnd(end);
         const bytes = packedEnd - r.pos;
         if (bytes % 4 !== 0) throw new WireFormatError('packed floats of a length not a multiple of 4');
@@ -464,10 +503,11 @@ class StepOutputDecoder {
         for (let p = r.pos; p < packedEnd; p += 4) out[at++] = r.floatAt(p);
         count += bytes / 4;
         r.pos = packedEnd;
-      } else {
-        expectWireType(wireType, WireType.FIXED32, 'an observation float');
+      } else if (tag === Tag.float) {
         if (count >= size) throw new SlowPathNeeded('an observation holds too many floats');
         out[offset + count++] = r.float();
+      } else {
+        r.skipUnread(tag, end, Fields.floatData);
       }
     }
     r.expectEnd(end);
@@ -542,10 +582,7 @@ export function encodeStepOutputMessage(output: StepOutputToSend): Buffer {
   if (output.initializationOutput !== undefined) {
     unityOutputBytes += lengthDelimitedFieldSize(UnityOutputField.rl_initialization_output, output.initializationOutput.length);
   }
-  const w = new WireWriter(
-    OK_HEADER_FIELD_BYTES +
-      lengthDelimitedFieldSize(UnityMessageField.unity_output, unityOutputBytes),
-  );
+  const w = new WireWriter(OK_HEADER_FIELD_BYTES + lengthDelimitedFieldSize(UnityMessageField.unity_output, unityOutputBytes));
   writeOkHeader(w);
   w.lengthDelimited(UnityMessageField.unity_output, unityOutputBytes);
   w.lengthDelimited(UnityOutputField.rl_output, rlOutputBytes);
@@ -564,6 +601,10 @@ function packedInt32Bytes(values: readonly number[]): number {
   return bytes;
 }
 
+// Bound once for the per-agent loops below, like Tag (see there).
+const sizeOfInt32 = int32Size;
+const sizeOfField = taggedFieldSize;
+
 function isDefaultFloat(value: number): boolean {
   return Object.is(value, 0);
 }
@@ -579,78 +620,79 @@ class ObservationEncoding {
   private readonly tail: Uint8Array;
   /** For floats: bytes of each agent's ObservationProto. */
   private readonly floatObservationBytes: number;
+  private readonly floats: Float32Array | undefined;
+  private readonly pngImages: readonly Uint8Array[] | undefined;
 
-  constructor(private readonly observation: ObservationToSend) {
+  constructor(observation: ObservationToSend) {
     const shape = observation.shape;
     const dimensionProperties = observation.dimensionProperties ?? [];
     const observationType = observation.observationType ?? 0;
     const nameBytes = utf8Bytes(observation.name ?? '');
     this.size = sizeOfShape(shape);
-    const floatDataBytes = this.size > 0 ? lengthDelimitedFieldSize(FloatDataField.data, this.size * 4) : 0;
+    this.floats = observation.floats;
+    this.pngImages = observation.pngImages;
+    const floatDataBytes = this.size > 0 ? taggedFieldSize(Tag.floatsPacked, this.size * 4) : 0;
 
     const shapeBytes = packedInt32Bytes(shape);
-    let headBytes = shape.length > 0 ? lengthDelimitedFieldSize(ObservationField.shape, shapeBytes) : 0;
-    if (this.isPng) {
-      headBytes += 1 + varintSize(1); // compression_type PNG
+    let headBytes = shape.length > 0 ? taggedFieldSize(Tag.shapePacked, shapeBytes) : 0;
+    if (this.pngImages !== undefined) {
+      headBytes += varintSize(Tag.compressionType) + varintSize(CompressionTypeProto.PNG);
     } else {
-      headBytes += varintSize(tagOf(ObservationField.float_data, WireType.LENGTH_DELIMITED)) + varintSize(floatDataBytes);
-      if (this.size > 0) headBytes += floatDataBytes - this.size * 4;
+      headBytes += taggedFieldSize(Tag.floatData, floatDataBytes) - (this.size > 0 ? this.size * 4 : 0);
     }
     const head = new WireWriter(headBytes);
     if (shape.length > 0) {
-      head.lengthDelimited(ObservationField.shape, shapeBytes);
+      head.tagged(Tag.shapePacked, shapeBytes);
       for (const dim of shape) head.int32(dim);
     }
-    if (this.isPng) {
-      head.tag(ObservationField.compression_type, WireType.VARINT);
-      head.uint32(1);
+    if (this.pngImages !== undefined) {
+      head.uint32(Tag.compressionType);
+      head.uint32(CompressionTypeProto.PNG);
     } else {
-      head.lengthDelimited(ObservationField.float_data, floatDataBytes);
-      if (this.size > 0) head.lengthDelimited(FloatDataField.data, this.size * 4);
+      head.tagged(Tag.floatData, floatDataBytes);
+      if (this.size > 0) head.tagged(Tag.floatsPacked, this.size * 4);
     }
     this.head = head.finish();
 
     const dimensionPropertiesBytes = packedInt32Bytes(dimensionProperties);
     let tailBytes = 0;
-    if (dimensionProperties.length > 0) {
-      tailBytes += lengthDelimitedFieldSize(ObservationField.dimension_properties, dimensionPropertiesBytes);
-    }
-    if (observationType !== 0) tailBytes += 1 + int32Size(observationType);
-    if (nameBytes.length > 0) tailBytes += lengthDelimitedFieldSize(ObservationField.name, nameBytes.length);
+    if (dimensionProperties.length > 0) tailBytes += taggedFieldSize(Tag.dimensionPropertiesPacked, dimensionPropertiesBytes);
+    if (observationType !== 0) tailBytes += varintSize(Tag.observationType) + int32Size(observationType);
+    if (nameBytes.length > 0) tailBytes += taggedFieldSize(Tag.name, nameBytes.length);
     const tail = new WireWriter(tailBytes);
     if (dimensionProperties.length > 0) {
-      tail.lengthDelimited(ObservationField.dimension_properties, dimensionPropertiesBytes);
+      tail.tagged(Tag.dimensionPropertiesPacked, dimensionPropertiesBytes);
       for (const d of dimensionProperties) tail.int32(d);
     }
     if (observationType !== 0) {
-      tail.tag(ObservationField.observation_type, WireType.VARINT);
+      tail.uint32(Tag.observationType);
       tail.int32(observationType);
     }
-    if (nameBytes.length > 0) tail.bytesField(ObservationField.name, nameBytes);
+    if (nameBytes.length > 0) {
+      tail.tagged(Tag.name, nameBytes.length);
+      tail.raw(nameBytes);
+    }
     this.tail = tail.finish();
 
     this.floatObservationBytes = this.head.length + this.size * 4 + this.tail.length;
   }
 
-  private get isPng(): boolean {
-    return this.observation.pngImages !== undefined;
-  }
-
   /** Bytes of the ObservationProto of agent `row`. */
   bytesFor(row: number): number {
-    if (this.isPng) {
-      const image = this.observation.pngImages![row];
-      return this.head.length + lengthDelimitedFieldSize(ObservationField.compressed_data, image.length) + this.tail.length;
+    if (this.pngImages !== undefined) {
+      return this.head.length + sizeOfField(Tag.compressedData, this.pngImages[row].length) + this.tail.length;
     }
     return this.floatObservationBytes;
   }
 
   write(w: WireWriter, row: number): void {
     w.raw(this.head);
-    if (this.isPng) {
-      w.bytesField(ObservationField.compressed_data, this.observation.pngImages![row]);
+    if (this.pngImages !== undefined) {
+      const image = this.pngImages[row];
+      w.tagged(Tag.compressedData, image.length);
+      w.raw(image);
     } else {
-      const floats = this.observation.floats!;
+      const floats = this.floats!;
       for (let i = row * this.size, stop = i + this.size; i < stop; i++) w.float(floats[i]);
     }
     w.raw(this.tail);
@@ -677,21 +719,21 @@ class MeasuredBehavior {
     const { count, reward, done, maxStepReached, id } = agents;
     const groupId = agents.groupId ?? new Int32Array(count);
     const groupReward = agents.groupReward ?? new Float32Array(count);
-    const maskFieldBytes = this.maskSize > 0 ? lengthDelimitedFieldSize(AgentInfoField.action_mask, this.maskSize) : 0;
+    const observations = this.observations;
+    const maskFieldBytes = this.maskSize > 0 ? sizeOfField(Tag.actionMaskPacked, this.maskSize) : 0;
     let list = 0;
     for (let row = 0; row < count; row++) {
+      // Every tag of an AgentInfoProto takes one byte.
       let bytes = maskFieldBytes;
       if (!isDefaultFloat(reward[row])) bytes += 5;
       if (done[row]) bytes += 2;
       if (maxStepReached[row]) bytes += 2;
-      if (id[row] !== 0) bytes += 1 + int32Size(id[row]);
-      for (let i = 0; i < this.observations.length; i++) {
-        bytes += lengthDelimitedFieldSize(AgentInfoField.observations, this.observations[i].bytesFor(row));
-      }
-      if (groupId[row] !== 0) bytes += 1 + int32Size(groupId[row]);
+      if (id[row] !== 0) bytes += 1 + sizeOfInt32(id[row]);
+      for (let i = 0; i < observations.length; i++) bytes += sizeOfField(Tag.observation, observations[i].bytesFor(row));
+      if (groupId[row] !== 0) bytes += 1 + sizeOfInt32(groupId[row]);
       if (!isDefaultFloat(groupReward[row])) bytes += 5;
       this.agentBytes[row] = bytes;
-      list += lengthDelimitedFieldSize(AgentListField.value, bytes);
+      list += sizeOfField(Tag.agentInfo, bytes);
     }
     this.listBytes = list;
     this.entryBytes =
@@ -710,37 +752,37 @@ class MeasuredBehavior {
     w.bytesField(MapEntryField.key, this.nameBytes);
     w.lengthDelimited(MapEntryField.value, this.listBytes);
     for (let row = 0; row < count; row++) {
-      w.lengthDelimited(AgentListField.value, this.agentBytes[row]);
+      w.tagged(Tag.agentInfo, this.agentBytes[row]);
       if (!isDefaultFloat(reward[row])) {
-        w.tag(AgentInfoField.reward, WireType.FIXED32);
+        w.uint32(Tag.reward);
         w.float(reward[row]);
       }
       if (done[row]) {
-        w.tag(AgentInfoField.done, WireType.VARINT);
+        w.uint32(Tag.done);
         w.uint32(1);
       }
       if (maxStepReached[row]) {
-        w.tag(AgentInfoField.max_step_reached, WireType.VARINT);
+        w.uint32(Tag.maxStepReached);
         w.uint32(1);
       }
       if (id[row] !== 0) {
-        w.tag(AgentInfoField.id, WireType.VARINT);
+        w.uint32(Tag.id);
         w.int32(id[row]);
       }
       if (maskSize > 0) {
-        w.lengthDelimited(AgentInfoField.action_mask, maskSize);
+        w.tagged(Tag.actionMaskPacked, maskSize);
         for (let i = row * maskSize, stop = i + maskSize; i < stop; i++) w.uint32(mask[i] ? 1 : 0);
       }
       for (let i = 0; i < observations.length; i++) {
-        w.lengthDelimited(AgentInfoField.observations, observations[i].bytesFor(row));
+        w.tagged(Tag.observation, observations[i].bytesFor(row));
         observations[i].write(w, row);
       }
       if (groupId[row] !== 0) {
-        w.tag(AgentInfoField.group_id, WireType.VARINT);
+        w.uint32(Tag.groupId);
         w.int32(groupId[row]);
       }
       if (!isDefaultFloat(groupReward[row])) {
-        w.tag(AgentInfoField.group_reward, WireType.FIXED32);
+        w.uint32(Tag.groupReward);
         w.float(groupReward[row]);
       }
     }

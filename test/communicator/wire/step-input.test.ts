@@ -183,6 +183,10 @@ describe('decodeStepInputMessage reads actions as protobufjs does', () => {
     expect(reason(withActions([{ continuous_actions: [1, 2, 3], discrete_actions: [1] }]))).toMatch(/more actions/);
     expect(reason(withActions([{ continuous_actions: [1, 2], discrete_actions: [1, 2] }]))).toMatch(/more actions/);
     expect(reason({ header: { status: 200 }, unity_input: { rl_initialization_input: { seed: 1 } } })).toMatch(/rl_initialization_input/);
+    // A known field with another wire type than declared (command as a length-delimited field).
+    const oddCommand = Uint8Array.of(0x1a, 0x05, 0x0a, 0x03, 0x22, 0x01, 0x01);
+    const odd = tryDecodeStepInputMessage(oddCommand, sizes);
+    expect('slowPathReason' in odd && odd.slowPathReason).toMatch(/field 4 came with wire type 2/);
     // The slow path pads and cuts each agent's actions to the behavior's sizes.
     const padded = stepInputFromProto(UnityMessage.decode(UnityMessage.encode(withActions([{ continuous_actions: [5] }]))), sizes);
     expect(padded.actions.get('B')).toEqual({ count: 1, continuous: Float32Array.of(5, 0), discrete: Int32Array.of(0) });
