@@ -150,7 +150,7 @@ describe('SimpleGoal: behavior specs', () => {
     expect(spec.actionSpec.continuousSize).toBe(1);
     expect(spec.actionSpec.discreteBranches).toEqual([]);
     expect(spec.observationSpecs).toEqual([
-      { shape: [1], dimensionProperty: [DimensionProperty.UNSPECIFIED], observationType: ObservationType.DEFAULT, name: 'observation 0 with shape (1,)' },
+      { shape: [1], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'observation 0 with shape (1,)' },
     ]);
   });
 

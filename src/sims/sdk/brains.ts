@@ -57,7 +57,9 @@ function agentInfosToSend(batch: InfoBatch): AgentInfosToSend {
 
 function observationToSend(spec: ObservationSpecDef, values: Float32Array, count: number): ObservationToSend {
   if (spec.kind === 'vector') {
-    return { shape: spec.shape, name: spec.name, observationType: spec.observationType, floats: values };
+    // A Unity vector sensor describes each of its dimensions as DimensionProperty.None.
+    const dimensionProperties = spec.shape.map(() => DIMENSION_NONE);
+    return { shape: spec.shape, name: spec.name, dimensionProperties, observationType: spec.observationType, floats: values };
   }
   const shape = [spec.channels, spec.height, spec.width];
   const dimensionProperties = [DIMENSION_NONE, DIMENSION_TRANSLATIONAL_EQUIVARIANCE, DIMENSION_TRANSLATIONAL_EQUIVARIANCE];
