@@ -1,0 +1,393 @@
+/**
+ * Turns the steps of one behavior into trajectories (upstream's agent_processor.py).
+ *
+ * Each call to addExperiences brings the steps that followed the previous decision, together with
+ * that decision. For every agent that acted, the processor pairs the observation it acted on with
+ * the action it took and the reward that followed, and appends that experience to the agent's
+ * trajectory. A trajectory goes to the trainers' queues when it reaches time_horizon steps or when
+ * the agent's episode ends. Agents are told apart across environment workers by a global id.
+ */
+import { EnvironmentStats, StatsAggregationMethod } from '../communicator/side-channels/stats-side-channel';
+import { BehaviorSpec } from '../env/behavior-spec';
+import { DecisionSteps, TerminalSteps } from '../env/steps';
+import { ActionInfo } from './action-info';
+import { AgentManagerQueue } from './agent-manager-queue';
+import { BufferColumn } from './buffer';
+import { StatsSink } from './stats-sink';
+import { ExperienceColumns, GroupmateStatus, Trajectory } from './trajectory';
+
+/** An agent id unique across environment workers (upstream's get_global_agent_id). */
+export function globalAgentId(workerId: number, agentId: number): string {
+  return `agent_${workerId}-${agentId}`;
+}
+
+/** A group id unique across environment workers (upstream's get_global_group_id). */
+export function globalGroupId(workerId: number, groupId: number): string {
+  return `group_${workerId}-${groupId}`;
+}
+
+export interface AgentProcessorOptions {
+  /** The behavior's name; every trajectory carries it. */
+  behaviorId: string;
+  stats: StatsSink;
+  /** time_horizon: a trajectory is cut when it holds this many steps. Default: only at episode ends. */
+  maxTrajectoryLength?: number;
+  /** Report Environment/Group Cumulative Reward, as upstream's multi-agent (POCA) trainer does. */
+  reportGroupReward?: boolean;
+}
+
+export class AgentProcessor {
+  private readonly agents = new Map<string, AgentRecord>();
+  /** The latest status of each member of each group, for its groupmates' experiences. */
+  private readonly groupStatus = new Map<string, Map<string, GroupmateStatus>>();
+  /** The latest observation of each member of each group, for its groupmates' next observations. */
+  private readonly currentGroupObs = new Map<string, Map<string, readonly Float32Array[]>>();
+  private readonly trajectoryQueues: AgentManagerQueue<Trajectory>[] = [];
+  private readonly behaviorId: string;
+  protected readonly stats: StatsSink;
+  private readonly maxTrajectoryLength: number;
+  private readonly reportGroupReward: boolean;
+
+  constructor(
+    private readonly spec: BehaviorSpec,
+    options: AgentProcessorOptions,
+  ) {
+    this.behaviorId = options.behaviorId;
+    this.stats = options.stats;
+    this.maxTrajectoryLength = options.maxTrajectoryLength ?? Infinity;
+    this.reportGroupReward = options.reportGroupReward ?? false;
+  }
+
+  /** Every trajectory made from now on is also put in `queue`. */
+  publishTrajectoryQueue(queue: AgentManagerQueue<Trajectory>): void {
+    this.trajectoryQueues.push(queue);
+  }
+
+  /**
+   * Takes in one step of one worker: the agents that ask for a decision, those whose episode ended
+   * (an agent may be in both, ending one episode and starting the next under the same id), and the
+   * decision that was taken on this worker's previous decision steps.
+   * The arrays of `previousDecision` and of the steps must not be reused by their producers: the
+   * processor keeps them until the agents' next step.
+   */
+  addExperiences(
+    decisionSteps: DecisionSteps,
+    terminalSteps: TerminalSteps,
+    workerId: number,
+    previousDecision: ActionInfo,
+  ): void {
+    this.checkDecision(previousDecision);
+    if (previousDecision.entropy !== undefined) {
+      for (const entropy of previousDecision.entropy) this.stats.addStat('Policy/Entropy', entropy);
+    }
+    previousDecision.agentIds.forEach((localId, row) => {
+      const record = this.agents.get(globalAgentId(workerId, localId));
+      // An agent whose episode just ended has no record, or one without a step: nothing to attach.
+      if (record?.lastStep !== undefined) record.lastAction = { info: previousDecision, row };
+    });
+
+    // Statuses first, so that each groupmate's experience sees every other's status of this step.
+    for (let row = 0; row < terminalSteps.length; row++) this.addGroupStatusAndObs(terminalSteps, row, workerId, true);
+    for (let row = 0; row < terminalSteps.length; row++) this.processStep(terminalSteps, row, workerId, true);
+    for (let row = 0; row < decisionSteps.length; row++) this.addGroupStatusAndObs(decisionSteps, row, workerId, false);
+    for (let row = 0; row < decisionSteps.length; row++) this.processStep(decisionSteps, row, workerId, false);
+    // Only now, so that the groupmates still alive saw the ended agents' last status.
+    for (let row = 0; row < terminalSteps.length; row++) {
+      this.clearGroupStatusAndObs(globalAgentId(workerId, terminalSteps.agentId[row]));
+    }
+  }
+
+  /**
+   * Forgets every agent's unfinished trajectory and episode (upstream's end_episode), as when the
+   * environment is reset from the trainer's side.
+   */
+  endEpisode(): void {
+    this.agents.clear();
+    this.groupStatus.clear();
+    this.currentGroupObs.clear();
+  }
+
+  /** The number of agents the processor holds data for. */
+  get agentCount(): number {
+    return this.agents.size;
+  }
+
+  private processStep(steps: DecisionSteps | TerminalSteps, row: number, workerId: number, terminated: boolean): void {
+    const agentId = globalAgentId(workerId, steps.agentId[row]);
+    let record = this.agents.get(agentId);
+    const seen = record?.lastStep;
+    const acted = record?.lastAction;
+    if (!terminated) {
+      if (record === undefined) {
+        record = new AgentRecord(this.spec);
+        this.agents.set(agentId, record);
+      }
+      record.lastStep = { steps: steps as DecisionSteps, row };
+    }
+    if (record === undefined || seen === undefined || acted === undefined) {
+      // Nothing was decided on what this agent saw before: this step starts its experience.
+      if (terminated) this.agents.delete(agentId);
+      return;
+    }
+
+    const groupKey = globalGroupId(workerId, steps.groupId[row]);
+    const groupmates = othersIn(this.groupStatus.get(groupKey), agentId);
+    const interrupted = terminated && (steps as TerminalSteps).interrupted[row] === 1;
+    record.experiences.record(seen, acted, steps.reward[row], steps.groupReward[row], record.prevAction, groupmates);
+    record.prevAction = rowOf(acted.info.action.discrete, acted.row, this.spec.actionSpec.discreteSize);
+    // A decision belongs to the step it was taken on: never pair it with a later one.
+    record.lastAction = undefined;
+    record.episodeReward += steps.reward[row];
+    record.episodeGroupReward += steps.groupReward[row];
+    if (!terminated) record.episodeSteps++;
+
+    if (terminated || record.experiences.length >= this.maxTrajectoryLength) {
+      const trajectory = new Trajectory({
+        agentId,
+        behaviorId: this.behaviorId,
+        steps: record.experiences.take(),
+        nextObs: observationsOf(steps, row),
+        nextGroupObs: othersIn(this.currentGroupObs.get(groupKey), agentId),
+        doneReached: terminated,
+        interrupted,
+      });
+      for (const queue of this.trajectoryQueues) queue.put(trajectory);
+    }
+    if (terminated) {
+      // As upstream, the episode length counts the steps that asked for a decision after the first.
+      this.stats.addStat('Environment/Episode Length', record.episodeSteps);
+      this.stats.addStat('Environment/Cumulative Reward', record.episodeReward, StatsAggregationMethod.HISTOGRAM);
+      if (this.reportGroupReward) {
+        this.stats.addStat(
+          'Environment/Group Cumulative Reward',
+          record.episodeGroupReward,
+          StatsAggregationMethod.HISTOGRAM,
+        );
+      }
+      this.agents.delete(agentId);
+    }
+  }
+
+  private addGroupStatusAndObs(
+    steps: DecisionSteps | TerminalSteps,
+    row: number,
+    workerId: number,
+    terminated: boolean,
+  ): void {
+    const groupId = steps.groupId[row];
+    if (groupId <= 0) return; // 0: the agent is in no group.
+    const agentId = globalAgentId(workerId, steps.agentId[row]);
+    const record = this.agents.get(agentId);
+    const seen = record?.lastStep;
+    const acted = record?.lastAction;
+    if (seen === undefined || acted === undefined) return;
+    const { continuousSize, discreteSize } = this.spec.actionSpec;
+    const groupKey = globalGroupId(workerId, groupId);
+    inner(this.groupStatus, groupKey).set(agentId, {
+      obs: observationsOf(seen.steps, seen.row),
+      reward: steps.reward[row],
+      continuousAction: rowOf(acted.info.action.continuous, acted.row, continuousSize),
+      discreteAction: rowOf(acted.info.action.discrete, acted.row, discreteSize),
+      done: terminated,
+    });
+    inner(this.currentGroupObs, groupKey).set(agentId, observationsOf(steps, row));
+  }
+
+  private clearGroupStatusAndObs(agentId: string): void {
+    for (const groups of [this.groupStatus, this.currentGroupObs] as Map<string, Map<string, unknown>>[]) {
+      for (const [groupKey, members] of groups) {
+        members.delete(agentId);
+        if (members.size === 0) groups.delete(groupKey);
+      }
+    }
+  }
+
+  /** A decision whose arrays do not fit its agents would silently mix agents' rows: refuse it. */
+  private checkDecision(decision: ActionInfo): void {
+    const n = decision.agentIds.length;
+    const { continuousSize, discreteSize } = this.spec.actionSpec;
+    const sizes: Array<[string, number, number]> = [
+      ['action.continuous', decision.action.continuous.length, n * continuousSize],
+      ['action.discrete', decision.action.discrete.length, n * discreteSize],
+      ['logProbs.continuous', decision.logProbs.continuous.length, n * continuousSize],
+      ['logProbs.discrete', decision.logProbs.discrete.length, n * discreteSize],
+    ];
+    for (const [name, got, expected] of sizes) {
+      if (got !== expected) {
+        throw new Error(
+          `The decision for behavior ${this.behaviorId} has ${got} values in ${name}; its ${n} agents ` +
+            `and ${this.spec.actionSpec} need ${expected}.`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * An agent processor that owns one trajectory queue, which its trainer reads, and one policy queue,
+ * through which the trainer sends back each updated policy (upstream's AgentManager).
+ */
+export class AgentManager<Policy> extends AgentProcessor {
+  readonly trajectoryQueue: AgentManagerQueue<Trajectory>;
+  readonly policyQueue: AgentManagerQueue<Policy>;
+
+  constructor(spec: BehaviorSpec, options: AgentProcessorOptions & { threaded?: boolean }) {
+    super(spec, options);
+    // A trainer in its own thread may fall behind; at 20 waiting trajectories the acting side waits.
+    const threaded = options.threaded ?? true;
+    this.trajectoryQueue = new AgentManagerQueue(options.behaviorId, threaded ? 20 : 0);
+    this.policyQueue = new AgentManagerQueue(options.behaviorId, 0);
+    this.publishTrajectoryQueue(this.trajectoryQueue);
+  }
+
+  /**
+   * Passes on the stats the environment sent through its stats side channel. MOST_RECENT stats are
+   * taken from worker 0 only, so that several environments do not overwrite one another.
+   */
+  recordEnvironmentStats(environmentStats: EnvironmentStats, workerId: number): void {
+    for (const [key, values] of environmentStats) {
+      for (const [value, aggregation] of values) {
+        if (aggregation === StatsAggregationMethod.MOST_RECENT) {
+          if (workerId === 0) this.stats.setStat(key, value);
+        } else {
+          this.stats.addStat(key, value, aggregation);
+        }
+      }
+    }
+  }
+}
+
+/** One agent during one episode. */
+class AgentRecord {
+  /** The decision step the agent was last seen at, and its row there. */
+  lastStep: { steps: DecisionSteps; row: number } | undefined;
+  /** The decision taken on that step, and the agent's row in it. */
+  lastAction: { info: ActionInfo; row: number } | undefined;
+  readonly experiences: ExperienceRecorder;
+  /** The discrete action taken before the latest observation. */
+  prevAction: Int32Array;
+  episodeSteps = 0;
+  episodeReward = 0;
+  episodeGroupReward = 0;
+
+  constructor(spec: BehaviorSpec) {
+    this.experiences = new ExperienceRecorder(spec);
+    this.prevAction = new Int32Array(spec.actionSpec.discreteSize);
+  }
+}
+
+/** The unfinished trajectory of one agent, as growing columns. */
+class ExperienceRecorder {
+  private readonly obs: BufferColumn[];
+  private readonly continuousActions = new BufferColumn('continuous actions');
+  private readonly discreteActions = new BufferColumn('discrete actions');
+  private readonly continuousLogProbs = new BufferColumn('continuous log probs');
+  private readonly discreteLogProbs = new BufferColumn('discrete log probs');
+  private readonly actionMasks = new BufferColumn('action masks');
+  private readonly prevActions = new BufferColumn('previous actions');
+  private readonly rewards = new BufferColumn('rewards');
+  private readonly groupRewards = new BufferColumn('group rewards');
+  private groupStatuses: (readonly GroupmateStatus[])[] = [];
+  private readonly maskRow: Float32Array;
+
+  constructor(private readonly spec: BehaviorSpec) {
+    this.obs = spec.observationSpecs.map((_, i) => new BufferColumn(`observation ${i}`));
+    this.maskRow = new Float32Array(spec.actionSpec.discreteBranches.reduce((a, b) => a + b, 0));
+  }
+
+  get length(): number {
+    return this.rewards.length;
+  }
+
+  /** Appends the experience of acting on `seen` with `acted` and getting `reward`. */
+  record(
+    seen: { steps: DecisionSteps; row: number },
+    acted: { info: ActionInfo; row: number },
+    reward: number,
+    groupReward: number,
+    prevAction: Int32Array,
+    groupmates: readonly GroupmateStatus[],
+  ): void {
+    const { continuousSize, discreteSize } = this.spec.actionSpec;
+    this.obs.forEach((column, i) => column.append(seen.steps.observation(i, seen.row)));
+    const { action, logProbs } = acted.info;
+    this.continuousActions.append(rowOf(action.continuous, acted.row, continuousSize));
+    this.discreteActions.append(rowOf(action.discrete, acted.row, discreteSize));
+    this.continuousLogProbs.append(rowOf(logProbs.continuous, acted.row, continuousSize));
+    this.discreteLogProbs.append(rowOf(logProbs.discrete, acted.row, discreteSize));
+    this.actionMasks.append(this.allowedActions(seen.steps, seen.row));
+    this.prevActions.append(prevAction);
+    this.rewards.append(reward);
+    this.groupRewards.append(groupReward);
+    this.groupStatuses.push(groupmates);
+  }
+
+  /** Hands the rows over as a trajectory's steps and starts empty. */
+  take(): ExperienceColumns {
+    const steps: ExperienceColumns = {
+      length: this.length,
+      obs: this.obs.map((column) => column.rows.slice()),
+      continuousActions: this.continuousActions.rows.slice(),
+      discreteActions: Int32Array.from(this.discreteActions.rows),
+      continuousLogProbs: this.continuousLogProbs.rows.slice(),
+      discreteLogProbs: this.discreteLogProbs.rows.slice(),
+      actionMasks: this.actionMasks.rows.slice(),
+      prevActions: Int32Array.from(this.prevActions.rows),
+      rewards: this.rewards.rows.slice(),
+      groupRewards: this.groupRewards.rows.slice(),
+      groupStatuses: this.groupStatuses,
+    };
+    for (const column of [
+      ...this.obs,
+      this.continuousActions,
+      this.discreteActions,
+      this.continuousLogProbs,
+      this.discreteLogProbs,
+      this.actionMasks,
+      this.prevActions,
+      this.rewards,
+      this.groupRewards,
+    ]) {
+      column.clear();
+    }
+    this.groupStatuses = [];
+    return steps;
+  }
+
+  /** 1 where an action is allowed: the environment's mask (1 = forbidden) inverted, all ones without one. */
+  private allowedActions(steps: DecisionSteps, row: number): Float32Array {
+    const mask = this.maskRow;
+    if (steps.actionMask === null) return mask.fill(1);
+    let k = 0;
+    steps.actionMask.forEach((branch, b) => {
+      const size = this.spec.actionSpec.discreteBranches[b];
+      for (let a = 0; a < size; a++) mask[k++] = 1 - branch[row * size + a];
+    });
+    return mask;
+  }
+}
+
+function rowOf<T extends Float32Array | Int32Array>(all: T, row: number, width: number): T {
+  return all.subarray(row * width, (row + 1) * width) as T;
+}
+
+function observationsOf(steps: DecisionSteps | TerminalSteps, row: number): Float32Array[] {
+  return steps.obs.map((_, i) => steps.observation(i, row));
+}
+
+/** The values of `members` other than `agentId`'s, in insertion order; empty without members. */
+function othersIn<T>(members: Map<string, T> | undefined, agentId: string): T[] {
+  const others: T[] = [];
+  if (members === undefined) return others;
+  for (const [id, value] of members) if (id !== agentId) others.push(value);
+  return others;
+}
+
+function inner<T>(outer: Map<string, Map<string, T>>, key: string): Map<string, T> {
+  let map = outer.get(key);
+  if (map === undefined) {
+    map = new Map();
+    outer.set(key, map);
+  }
+  return map;
+}

@@ -1,0 +1,144 @@
+/**
+ * A piece of one agent's episode, as the agent processor hands it to a trainer (upstream's
+ * Trajectory, trajectory.py). The steps are columns: row t of every column is step t, the
+ * observation the agent acted on, the action it took and the reward that followed.
+ */
+import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from './buffer';
+
+/** What one groupmate saw, did and got at a step (upstream's GroupmateStatus). */
+export interface GroupmateStatus {
+  readonly obs: readonly Float32Array[];
+  readonly reward: number;
+  readonly continuousAction: Float32Array;
+  readonly discreteAction: Int32Array;
+  readonly done: boolean;
+}
+
+/** The steps of a trajectory, one row per step (upstream's list of AgentExperience). */
+export interface ExperienceColumns {
+  readonly length: number;
+  /** One array per observation, length x observation size: what the agent saw before acting. */
+  readonly obs: readonly Float32Array[];
+  /** length x continuous action size */
+  readonly continuousActions: Float32Array;
+  /** length x number of discrete branches */
+  readonly discreteActions: Int32Array;
+  readonly continuousLogProbs: Float32Array;
+  readonly discreteLogProbs: Float32Array;
+  /**
+   * length x sum of the branch sizes, 1 where the action was allowed: the environment's mask
+   * inverted, as the buffer stores it. All ones when the environment sent no mask.
+   */
+  readonly actionMasks: Float32Array;
+  /** The discrete actions taken before each step's observation; zeros at an episode's first step. */
+  readonly prevActions: Int32Array;
+  /** The reward that followed each step's action. */
+  readonly rewards: Float32Array;
+  readonly groupRewards: Float32Array;
+  /** The other members of the agent's group at each step; empty lists for an agent in no group. */
+  readonly groupStatuses: readonly (readonly GroupmateStatus[])[];
+}
+
+export class Trajectory {
+  readonly agentId: string;
+  readonly behaviorId: string;
+  readonly steps: ExperienceColumns;
+  /** The observation after the last step, one array per observation: the critic bootstraps from it. */
+  readonly nextObs: readonly Float32Array[];
+  /** The groupmates' observations after the last step. */
+  readonly nextGroupObs: readonly (readonly Float32Array[])[];
+  /** The last step ended the episode (upstream's done_reached), by the agent or by max steps. */
+  readonly doneReached: boolean;
+  /** The episode ended because it reached its max steps, not by the agent: its value is still bootstrapped. */
+  readonly interrupted: boolean;
+
+  constructor(init: {
+    agentId: string;
+    behaviorId: string;
+    steps: ExperienceColumns;
+    nextObs: readonly Float32Array[];
+    nextGroupObs: readonly (readonly Float32Array[])[];
+    doneReached: boolean;
+    interrupted: boolean;
+  }) {
+    this.agentId = init.agentId;
+    this.behaviorId = init.behaviorId;
+    this.steps = init.steps;
+    this.nextObs = init.nextObs;
+    this.nextGroupObs = init.nextGroupObs;
+    this.doneReached = init.doneReached;
+    this.interrupted = init.interrupted;
+  }
+
+  get length(): number {
+    return this.steps.length;
+  }
+
+  /** Every groupmate had ended its episode at the last step (upstream's teammate_dones_reached). */
+  get teammateDonesReached(): boolean {
+    const last = this.steps.groupStatuses[this.steps.length - 1] ?? [];
+    return last.every((status) => status.done);
+  }
+
+  /**
+   * The steps as buffer columns (upstream's to_agentbuffer): obs:i and next_obs:i, the actions,
+   * the next step's actions (zeros after the last), log probabilities, action masks (padded with
+   * ones), previous actions, rewards, masks (all 1) and done (1 only at the end of an episode).
+   * Columns whose rows would be empty (the discrete ones of a continuous behavior, and so on) are
+   * left out. Group columns that hold a varying number of groupmates are not written.
+   */
+  toAgentBuffer(): AgentBuffer {
+    const steps = this.steps;
+    const n = steps.length;
+    const buffer = new AgentBuffer();
+    steps.obs.forEach((obs, i) => {
+      const size = obs.length / n;
+      buffer.get(observationKey(i)).set(obs, size);
+      buffer.get(nextObservationKey(i)).set(shiftedUp(obs, size, this.nextObs[i]), size);
+    });
+    buffer.get(BufferKey.GROUP_REWARD).set(steps.groupRewards, 1);
+    buffer.get(BufferKey.MASKS).set(new Float32Array(n).fill(1), 1);
+    const done = new Float32Array(n);
+    done[n - 1] = this.doneReached ? 1 : 0;
+    buffer.get(BufferKey.DONE).set(done, 1);
+
+    const continuousSize = steps.continuousActions.length / n;
+    const branches = steps.discreteActions.length / n;
+    setIfNotEmpty(buffer, BufferKey.CONTINUOUS_ACTION, steps.continuousActions, continuousSize);
+    setIfNotEmpty(buffer, BufferKey.DISCRETE_ACTION, steps.discreteActions, branches);
+    setIfNotEmpty(
+      buffer,
+      BufferKey.NEXT_CONT_ACTION,
+      shiftedUp(steps.continuousActions, continuousSize, new Float32Array(continuousSize)),
+      continuousSize,
+    );
+    setIfNotEmpty(
+      buffer,
+      BufferKey.NEXT_DISC_ACTION,
+      shiftedUp(steps.discreteActions, branches, new Float32Array(branches)),
+      branches,
+    );
+    setIfNotEmpty(buffer, BufferKey.CONTINUOUS_LOG_PROBS, steps.continuousLogProbs, continuousSize);
+    setIfNotEmpty(buffer, BufferKey.DISCRETE_LOG_PROBS, steps.discreteLogProbs, branches);
+    if (setIfNotEmpty(buffer, BufferKey.ACTION_MASK, steps.actionMasks, steps.actionMasks.length / n)) {
+      buffer.get(BufferKey.ACTION_MASK).paddingValue = 1;
+    }
+    setIfNotEmpty(buffer, BufferKey.PREV_ACTION, steps.prevActions, branches);
+    buffer.get(BufferKey.ENVIRONMENT_REWARDS).set(steps.rewards, 1);
+    return buffer;
+  }
+}
+
+/** Rows 1..n-1 of `rows` followed by `last`: each step paired with what came after it. */
+function shiftedUp(rows: Float32Array | Int32Array, width: number, last: ArrayLike<number>): Float32Array {
+  const out = new Float32Array(rows.length);
+  out.set(rows.subarray(width), 0);
+  out.set(last, rows.length - width);
+  return out;
+}
+
+function setIfNotEmpty(buffer: AgentBuffer, key: string, rows: ArrayLike<number>, width: number): boolean {
+  if (width === 0) return false;
+  buffer.get(key).set(rows, width);
+  return true;
+}
