@@ -11,14 +11,11 @@
  * Options: --agents 1,100,1000   --warmup 50   --min-steps 200   --min-seconds 1
  */
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
-import * as path from 'path';
+import { readProcessStats } from '../src/communicator/launcher';
 import { Logger } from '../src/communicator/logger';
 import { UnityEnvironment } from '../src/env/unity-environment';
-
-const ROOT = path.resolve(__dirname, '..');
-const SCRIPTED_ENV = path.join(ROOT, 'dist', 'sims', 'scripted-env.js');
+import { SCRIPTED_ENV, freePort } from '../test/helpers/paths';
 
 const OBS_SIZE = 8;
 const CONTINUOUS = 2;
@@ -86,40 +83,13 @@ const quietLogger: Logger = {
   error: (m) => process.stderr.write(`[ERROR] ${m}\n`),
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Linux: the user + system CPU seconds of every direct child of this process (the environment). */
 function childrenCpuSeconds(): number | null {
-  let entries: string[];
-  try {
-    entries = fs.readdirSync('/proc');
-  } catch {
-    return null;
-  }
-  const ticksPerSecond = 100; // USER_HZ, 100 on every Linux Node runs on
+  const processes = readProcessStats();
+  if (processes === null) return null;
   let total = 0;
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ppid = Number(fields[1]);
-    if (ppid !== process.pid) continue;
-    total += (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  for (const p of processes) {
+    if (p.ppid === process.pid) total += p.utimeSeconds + p.stimeSeconds;
   }
   return total;
 }

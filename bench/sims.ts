@@ -15,7 +15,7 @@ import { BALL3D } from '../src/sims/envs/ball3d';
 import { BASIC } from '../src/sims/envs/basic';
 import { GRIDWORLD } from '../src/sims/envs/gridworld';
 import { SIMPLE_GOAL } from '../src/sims/envs/simple-goal';
-import * as net from 'net';
+import { freePort } from '../test/helpers/paths';
 
 const ENVIRONMENTS: SimDefinition[] = [BALL3D, BASIC, GRIDWORLD, SIMPLE_GOAL];
 
@@ -60,15 +60,6 @@ async function worldRate(definition: SimDefinition, seconds: number): Promise<{ 
     elapsed = Number(process.hrtime.bigint() - start) / 1e9;
   }
   return { agents, agentSteps: (agents * steps) / elapsed, decisions: decisions / elapsed };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function protocolRate(definition: SimDefinition, seconds: number): Promise<{ decisions: number; exchanges: number }> {

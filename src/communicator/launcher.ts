@@ -266,18 +266,35 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+/** One process as Linux describes it in /proc/<pid>/stat. */
+export interface ProcessStat {
+  readonly pid: number;
+  /** R running, S sleeping, D disk sleep, Z zombie, X dead, ... */
+  readonly state: string;
+  readonly ppid: number;
+  /** Its process group. */
+  readonly pgrp: number;
+  /** CPU time spent in user mode, in seconds. */
+  readonly utimeSeconds: number;
+  /** CPU time spent in kernel mode, in seconds. */
+  readonly stimeSeconds: number;
+}
+
+/** USER_HZ, the unit of the CPU times in /proc: 100 on every Linux Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /**
- * Whether any process of group `pgid` still runs. Zombies do not count: where nothing reaps
- * orphans (some containers' init), a dead grandchild would otherwise look alive forever.
+ * Every process of the machine, read from /proc; null where there is no /proc (not Linux). A
+ * process that ends while the list is read is left out.
  */
-function groupAlive(pgid: number): boolean {
-  if (!signalGroup(pgid, 0)) return false;
+export function readProcessStats(): ProcessStat[] | null {
   let entries: string[];
   try {
     entries = fs.readdirSync('/proc');
   } catch {
-    return true; // no /proc: the signal probe is all we have
+    return null;
   }
+  const processes: ProcessStat[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -288,9 +305,27 @@ function groupAlive(pgid: number): boolean {
     }
     // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    processes.push({
+      pid: Number(entry),
+      state: fields[0],
+      ppid: Number(fields[1]),
+      pgrp: Number(fields[2]),
+      utimeSeconds: Number(fields[11]) / CLOCK_TICKS_PER_SECOND,
+      stimeSeconds: Number(fields[12]) / CLOCK_TICKS_PER_SECOND,
+    });
   }
-  return false;
+  return processes;
+}
+
+/**
+ * Whether any process of group `pgid` still runs. Zombies do not count: where nothing reaps
+ * orphans (some containers' init), a dead grandchild would otherwise look alive forever.
+ */
+function groupAlive(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  const processes = readProcessStats();
+  if (processes === null) return true; // no /proc: the signal probe is all we have
+  return processes.some((p) => p.pgrp === pgid && p.state !== 'Z' && p.state !== 'X');
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -63,6 +63,22 @@ export interface UnityRLCapabilitiesProto {
   multiAgentGroups?: boolean;
 }
 
+/**
+ * Every capability set: what this trainer announces in the handshake, and what the engine side
+ * (src/sims) announces, as upstream's trainer and Unity's current packages do.
+ */
+export function allCapabilities(): UnityRLCapabilitiesProto {
+  return {
+    baseRLCapabilities: true,
+    concatenatedPngObservations: true,
+    compressedChannelMapping: true,
+    hybridActions: true,
+    trainingAnalytics: true,
+    variableLengthObservation: true,
+    multiAgentGroups: true,
+  };
+}
+
 export interface ObservationProto {
   shape: number[];
   compression_type?: CompressionTypeProto;

@@ -191,27 +191,19 @@ export function stepsFromProto(
 }
 
 function agentIds(infos: readonly AgentInfoProto[]): Int32Array {
-  const out = new Int32Array(infos.length);
-  for (let i = 0; i < infos.length; i++) out[i] = infos[i].id ?? 0;
-  return out;
+  return Int32Array.from(infos, (info) => info.id ?? 0);
 }
 
 function groupIds(infos: readonly AgentInfoProto[]): Int32Array {
-  const out = new Int32Array(infos.length);
-  for (let i = 0; i < infos.length; i++) out[i] = infos[i].group_id ?? 0;
-  return out;
+  return Int32Array.from(infos, (info) => info.group_id ?? 0);
 }
 
 function groupRewards(infos: readonly AgentInfoProto[]): Float32Array {
-  const out = new Float32Array(infos.length);
-  for (let i = 0; i < infos.length; i++) out[i] = infos[i].group_reward ?? 0;
-  return out;
+  return Float32Array.from(infos, (info) => info.group_reward ?? 0);
 }
 
 function maxStepsReached(infos: readonly AgentInfoProto[]): Uint8Array {
-  const out = new Uint8Array(infos.length);
-  for (let i = 0; i < infos.length; i++) out[i] = infos[i].max_step_reached ? 1 : 0;
-  return out;
+  return Uint8Array.from(infos, (info) => (info.max_step_reached ? 1 : 0));
 }
 
 function rewards(infos: readonly AgentInfoProto[], behaviorName: string): Float32Array {

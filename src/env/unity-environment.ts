@@ -20,6 +20,7 @@ import {
   PACKAGE_VERSION,
   UnityOutputProto,
   UnityRLCapabilitiesProto,
+  allCapabilities,
 } from '../communicator/messages';
 import { RpcCommunicator, StepOutput, UnityCommunicatorStoppedError } from '../communicator/rpc-communicator';
 import { SideChannel } from '../communicator/side-channels/side-channel';
@@ -70,19 +71,6 @@ export interface UnityEnvironmentOptions {
   /** Address the server binds; 'localhost' by default. */
   bindAddress?: string;
   logger?: Logger;
-}
-
-/** The capabilities this trainer supports, announced in the handshake (all of upstream's). */
-export function trainerCapabilities(): UnityRLCapabilitiesProto {
-  return {
-    baseRLCapabilities: true,
-    concatenatedPngObservations: true,
-    compressedChannelMapping: true,
-    hybridActions: true,
-    trainingAnalytics: true,
-    variableLengthObservation: true,
-    multiAgentGroups: true,
-  };
 }
 
 export class UnityEnvironment {
@@ -174,7 +162,7 @@ export class UnityEnvironment {
           seed: options.seed ?? 0,
           communication_version: COMMUNICATION_API_VERSION,
           package_version: PACKAGE_VERSION,
-          capabilities: trainerCapabilities(),
+          capabilities: allCapabilities(),
           num_areas: options.numAreas ?? 1,
         },
       });

@@ -20,6 +20,7 @@ import {
   CommandProto,
   UnityMessageProto,
   UnityRLInitializationOutput,
+  allCapabilities,
 } from '../communicator/messages';
 import { FloatPropertiesChannel } from '../communicator/side-channels/float-properties-channel';
 import { SideChannelManager } from '../communicator/side-channels/side-channel-manager';
@@ -316,15 +317,7 @@ export async function runScriptedEnv(options: ScriptedEnvOptions): Promise<numbe
     communication_version: options.communicationVersion,
     package_version: '3.0.0',
     log_path: options.logFile ?? '',
-    capabilities: {
-      baseRLCapabilities: true,
-      concatenatedPngObservations: true,
-      compressedChannelMapping: true,
-      hybridActions: true,
-      trainingAnalytics: true,
-      variableLengthObservation: true,
-      multiAgentGroups: true,
-    },
+    capabilities: allCapabilities(),
   });
   log(`handshake done: trainer seed ${init.seed ?? 0}, communication version ${init.communication_version ?? ''}`);
 

@@ -9,28 +9,17 @@ import { RpcCommunicator, UnityCommunicatorStoppedError, UnityTimeOutError } fro
 import { FloatPropertiesChannel } from '../../src/communicator/side-channels/float-properties-channel';
 import { DimensionProperty, UnityActionError } from '../../src/env/behavior-spec';
 import { UnityObservationError } from '../../src/env/steps';
-import { UnityEnvironment, UnityEnvironmentError } from '../../src/env/unity-environment';
+import { UnityEnvironment, UnityEnvironmentError, UnityEnvironmentOptions } from '../../src/env/unity-environment';
+import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
 import { SCRIPTED_ENV, freePort, tempDir } from '../helpers/paths';
 
-const open: UnityEnvironment[] = [];
-
-async function scripted(args: string[], extra: Partial<Parameters<typeof UnityEnvironment.create>[0]> = {}) {
+async function scripted(args: string[], extra: Partial<UnityEnvironmentOptions> = {}) {
   const logger = memoryLogger();
-  const env = await UnityEnvironment.create({
-    fileName: SCRIPTED_ENV,
-    basePort: await freePort(),
-    timeoutWait: 10,
-    additionalArgs: args,
-    logger,
-    ...extra,
-  });
-  open.push(env);
+  const env = await openBuiltEnvironment(SCRIPTED_ENV, args, { logger, ...extra });
   return { env, logger };
 }
 
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((env) => env.close()));
-});
+afterEach(closeOpenedEnvironments);
 
 describe('a session with the scripted environment', () => {
   it('completes the handshake, shows the behavior spec, steps with actions and closes', async () => {

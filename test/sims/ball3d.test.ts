@@ -6,7 +6,6 @@
 import { execFile } from 'child_process';
 import * as path from 'path';
 import { readDemoFile } from '../../src/communicator/demo-file';
-import { memoryLogger } from '../../src/communicator/logger';
 import { EnvironmentParametersChannel } from '../../src/communicator/side-channels/environment-parameters-channel';
 import { DecisionSteps, TerminalSteps } from '../../src/env/steps';
 import { UnityEnvironment, UnityEnvironmentOptions } from '../../src/env/unity-environment';
@@ -15,7 +14,8 @@ import { HeuristicBrain } from '../../src/sims/sdk/brains';
 import { SeededRandom } from '../../src/sims/sdk/random';
 import { DECISION_PERIOD, createBall3D } from '../../src/sims/envs/ball3d';
 import { BALL_RADIUS, Ball3DWorld, PLATFORM_HALF_SIZE } from '../../src/sims/envs/ball3d-physics';
-import { ROOT, freePort, tempDir } from '../helpers/paths';
+import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
+import { ROOT, tempDir } from '../helpers/paths';
 
 const BALL3D_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'ball3d.js');
 const BEHAVIOR = '3DBall';
@@ -36,25 +36,13 @@ const VEL_X = 5;
 const VEL_Y = 6;
 const VEL_Z = 7;
 
-const open: UnityEnvironment[] = [];
-
 async function launch(args: string[] = [], options: Partial<UnityEnvironmentOptions> = {}): Promise<UnityEnvironment> {
-  const env = await UnityEnvironment.create({
-    fileName: BALL3D_ENV,
-    basePort: await freePort(),
-    timeoutWait: 10,
-    additionalArgs: args,
-    logger: memoryLogger(),
-    ...options,
-  });
-  open.push(env);
+  const env = await openBuiltEnvironment(BALL3D_ENV, args, options);
   await env.reset();
   return env;
 }
 
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((env) => env.close()));
-});
+afterEach(closeOpenedEnvironments);
 
 function steps(env: UnityEnvironment): [DecisionSteps, TerminalSteps] {
   return env.getSteps(BEHAVIOR);

@@ -3,18 +3,16 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { readDemoFile } from '../../src/communicator/demo-file';
-import { memoryLogger } from '../../src/communicator/logger';
 import { EngineConfigurationChannel } from '../../src/communicator/side-channels/engine-configuration-channel';
-import { UnityEnvironment } from '../../src/env/unity-environment';
-import { ROOT, freePort, tempDir } from '../helpers/paths';
+import { UnityEnvironment, UnityEnvironmentOptions } from '../../src/env/unity-environment';
+import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
+import { ROOT, tempDir } from '../helpers/paths';
 
 const BASIC = path.join(ROOT, 'dist', 'sims', 'envs', 'basic.js');
-const open: UnityEnvironment[] = [];
-afterEach(async () => Promise.all(open.splice(0).map((env) => env.close())));
+afterEach(closeOpenedEnvironments);
 
-async function basic(args: string[] = []) {
-  const env = await UnityEnvironment.create({ fileName: BASIC, basePort: await freePort(), timeoutWait: 10, additionalArgs: args, logger: memoryLogger() });
-  open.push(env);
+async function basic(args: string[] = [], options: Partial<UnityEnvironmentOptions> = {}): Promise<UnityEnvironment> {
+  const env = await openBuiltEnvironment(BASIC, args, options);
   await env.reset();
   return env;
 }
@@ -93,15 +91,7 @@ it('lists the built-in environments with the absolute path of each executable', 
 it('honors the time scale the trainer sets: at 1, a step lasts a fixed step of real time', async () => {
   const engineConfiguration = new EngineConfigurationChannel();
   engineConfiguration.setConfigurationParameters({ timeScale: 1 });
-  const env = await UnityEnvironment.create({
-    fileName: BASIC,
-    basePort: await freePort(),
-    timeoutWait: 10,
-    sideChannels: [engineConfiguration],
-    logger: memoryLogger(),
-  });
-  open.push(env);
-  await env.reset();
+  const env = await basic([], { sideChannels: [engineConfiguration] });
   const started = Date.now();
   await walk(env, 0, 25);
   // 25 steps of Unity's fixed 0.02 s at time scale 1 take at least half a second (a lower bound:

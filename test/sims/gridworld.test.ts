@@ -7,12 +7,11 @@ import { execFileSync } from 'child_process';
 import { createHash } from 'crypto';
 import * as path from 'path';
 import { readDemoFile } from '../../src/communicator/demo-file';
-import { memoryLogger } from '../../src/communicator/logger';
 import { EnvironmentParametersChannel } from '../../src/communicator/side-channels/environment-parameters-channel';
 import { DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
 import { decodePngObservation } from '../../src/env/png-observation';
 import { DecisionSteps, TerminalSteps } from '../../src/env/steps';
-import { UnityEnvironment } from '../../src/env/unity-environment';
+import { UnityEnvironment, UnityEnvironmentOptions } from '../../src/env/unity-environment';
 import {
   DOWN,
   GRIDWORLD,
@@ -30,7 +29,8 @@ import { ActionBuffers, ObservationWriter } from '../../src/sims/sdk/agent';
 import { EnvironmentParametersReceiver } from '../../src/sims/sdk/engine-channels';
 import { SeededRandom } from '../../src/sims/sdk/random';
 import { parseSimArgs } from '../../src/sims/sdk/run-environment';
-import { ROOT, freePort, tempDir } from '../helpers/paths';
+import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
+import { ROOT, tempDir } from '../helpers/paths';
 
 const GRIDWORLD_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'gridworld.js');
 const BEHAVIOR = 'GridWorld';
@@ -41,24 +41,11 @@ const STEP_PENALTY = Math.fround(-0.01);
 type Rgb = readonly [number, number, number];
 const COLOR_OF_GOAL: Record<GridGoal, Rgb> = { [GridGoal.GreenPlus]: PALETTE.greenPlus, [GridGoal.RedEx]: PALETTE.redEx };
 
-const open: UnityEnvironment[] = [];
-
-async function launch(args: string[], extra: Partial<Parameters<typeof UnityEnvironment.create>[0]> = {}) {
-  const env = await UnityEnvironment.create({
-    fileName: GRIDWORLD_ENV,
-    basePort: await freePort(),
-    timeoutWait: 20,
-    additionalArgs: args,
-    logger: memoryLogger(),
-    ...extra,
-  });
-  open.push(env);
-  return env;
+function launch(args: string[], extra: Partial<UnityEnvironmentOptions> = {}): Promise<UnityEnvironment> {
+  return openBuiltEnvironment(GRIDWORLD_ENV, args, { timeoutWait: 20, ...extra });
 }
 
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((env) => env.close()));
-});
+afterEach(closeOpenedEnvironments);
 
 // ---------------------------------------------------------------------------------------------
 // The test's own view of the world, written apart from the environment's code

@@ -5,7 +5,6 @@
 import { execFile } from 'child_process';
 import * as path from 'path';
 import { readDemoFile } from '../../src/communicator/demo-file';
-import { memoryLogger } from '../../src/communicator/logger';
 import { DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
 import { DecisionSteps } from '../../src/env/steps';
 import { UnityEnvironment } from '../../src/env/unity-environment';
@@ -18,7 +17,8 @@ import {
   TIME_PENALTY,
   VIS_OBS_SIZE,
 } from '../../src/sims/envs/simple-goal';
-import { ROOT, freePort, tempDir } from '../helpers/paths';
+import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
+import { ROOT, tempDir } from '../helpers/paths';
 
 const SIMPLE_GOAL_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'simple-goal.js');
 const BEHAVIOR = '1D';
@@ -28,25 +28,13 @@ const f32 = Math.fround;
 const STEP_REWARD = f32(-0.01);
 const SUCCESS = f32(1.0 + 6 * 0.01);
 
-const open: UnityEnvironment[] = [];
-
 async function launch(args: string[], options: { seed?: number; numAreas?: number } = {}): Promise<UnityEnvironment> {
-  const env = await UnityEnvironment.create({
-    fileName: SIMPLE_GOAL_ENV,
-    basePort: await freePort(),
-    timeoutWait: 10,
-    additionalArgs: args,
-    logger: memoryLogger(),
-    ...options,
-  });
-  open.push(env);
+  const env = await openBuiltEnvironment(SIMPLE_GOAL_ENV, args, options);
   await env.reset();
   return env;
 }
 
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((env) => env.close()));
-});
+afterEach(closeOpenedEnvironments);
 
 /** The goal an agent's first observation shows (every float of every observation is the same value). */
 function shownGoal(steps: DecisionSteps, row: number): number {

@@ -88,6 +88,14 @@ export class WireReader {
     return end;
   }
 
+  /** Reads the value of a length-delimited field (its bytes, not copied). */
+  lengthDelimited(limit: number): Uint8Array {
+    const end = this.lengthDelimitedEnd(limit);
+    const value = this.bytes.subarray(this.pos, end);
+    this.pos = end;
+    return value;
+  }
+
   /** Skips the value of a field of this wire type (groups, long deprecated, are refused). */
   skip(wireType: number, limit: number): void {
     switch (wireType) {

@@ -12,15 +12,16 @@
  */
 import { AgentActionProto, CommandProto, UnityMessageProto } from '../messages';
 import { FastDecoding, SlowPathNeeded, tryFastPath } from './fast-path';
+import { AgentActionField, AgentListField, UnityInputField, UnityRLInputField } from './fields';
 import {
-  AgentActionField,
-  AgentListField,
-  MapEntryField,
-  UnityInputField,
-  UnityMessageField,
-  UnityRLInputField,
-} from './fields';
-import { OK_HEADER_FIELD_BYTES, readHeaderStatus, readMapEntry, writeOkHeader } from './message-parts';
+  UNITY_INPUT,
+  countListedAgents,
+  mapEntryBytes,
+  readMapEntry,
+  readStepMessage,
+  startStepMessage,
+  writeMapEntryStart,
+} from './message-parts';
 import {
   WireFormatError,
   WireReader,
@@ -44,11 +45,6 @@ const { VARINT, FIXED32, LENGTH_DELIMITED } = WireType;
  * known field that comes with another wire type falls to skipUnread, which refuses it.
  */
 const Tag = {
-  header: tagOf(UnityMessageField.header, LENGTH_DELIMITED),
-  unityInput: tagOf(UnityMessageField.unity_input, LENGTH_DELIMITED),
-  unityOutput: tagOf(UnityMessageField.unity_output, LENGTH_DELIMITED),
-  rlInput: tagOf(UnityInputField.rl_input, LENGTH_DELIMITED),
-  rlInitializationInput: tagOf(UnityInputField.rl_initialization_input, LENGTH_DELIMITED),
   agentActionsEntry: tagOf(UnityRLInputField.agent_actions, LENGTH_DELIMITED),
   command: tagOf(UnityRLInputField.command, VARINT),
   sideChannel: tagOf(UnityRLInputField.side_channel, LENGTH_DELIMITED),
@@ -64,8 +60,6 @@ const Tag = {
 
 /** Each message's field numbers, for skipUnread. */
 const Fields = {
-  unityMessage: fieldNumberSet(UnityMessageField),
-  unityInput: fieldNumberSet(UnityInputField),
   rlInput: fieldNumberSet(UnityRLInputField),
   agentList: fieldNumberSet(AgentListField),
   agentAction: fieldNumberSet(AgentActionField),
@@ -105,9 +99,7 @@ export function encodeStepInputMessage(input: StepInputToSend): Buffer {
   if (sideChannel.length > 0) rlInputBytes += lengthDelimitedFieldSize(UnityRLInputField.side_channel, sideChannel.length);
   const unityInputBytes = lengthDelimitedFieldSize(UnityInputField.rl_input, rlInputBytes);
 
-  const w = new WireWriter(OK_HEADER_FIELD_BYTES + lengthDelimitedFieldSize(UnityMessageField.unity_input, unityInputBytes));
-  writeOkHeader(w);
-  w.lengthDelimited(UnityMessageField.unity_input, unityInputBytes);
+  const w = startStepMessage(UNITY_INPUT, unityInputBytes);
   w.lengthDelimited(UnityInputField.rl_input, rlInputBytes);
   for (const b of behaviors) b.write(w);
   if (input.command !== CommandProto.STEP) {
@@ -148,17 +140,13 @@ class MeasuredActions {
       list += sizeOfField(Tag.agentAction, agentBytes);
     }
     this.listBytes = list;
-    this.entryBytes =
-      lengthDelimitedFieldSize(MapEntryField.key, this.nameBytes.length) +
-      lengthDelimitedFieldSize(MapEntryField.value, list);
+    this.entryBytes = mapEntryBytes(this.nameBytes, list);
   }
 
   write(w: WireWriter): void {
     const { count, continuousSize, discreteSize, continuous, discrete } = this.actions;
     const allFloats = continuousSize + discreteSize;
-    w.lengthDelimited(UnityRLInputField.agent_actions, this.entryBytes);
-    w.bytesField(MapEntryField.key, this.nameBytes);
-    w.lengthDelimited(MapEntryField.value, this.listBytes);
+    writeMapEntryStart(w, UnityRLInputField.agent_actions, this.entryBytes, this.nameBytes, this.listBytes);
     for (let row = 0; row < count; row++) {
       const c0 = row * continuousSize;
       const d0 = row * discreteSize;
@@ -265,7 +253,6 @@ function actionColumnsFromProto(agents: readonly AgentActionProto[], size: Actio
 
 class StepInputDecoder {
   private readonly r: WireReader;
-  private headerStatus: number | null = null;
   private command: CommandProto = CommandProto.STEP;
   private sideChannel: Uint8Array = new Uint8Array(0);
   private readonly actions = new Map<string, AgentActionColumns>();
@@ -279,55 +266,8 @@ class StepInputDecoder {
   }
 
   readUnityMessage(): StepInputMessage {
-    const r = this.r;
-    const end = r.bytes.length;
-    let sawInput = false;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      switch (tag) {
-        case Tag.header:
-          if (this.headerStatus !== null) throw new SlowPathNeeded('the header came twice');
-          this.headerStatus = readHeaderStatus(r, r.lengthDelimitedEnd(end));
-          break;
-        case Tag.unityInput:
-          if (sawInput) throw new SlowPathNeeded('unity_input came twice');
-          sawInput = true;
-          this.readUnityInput(r.lengthDelimitedEnd(end));
-          break;
-        case Tag.unityOutput:
-          r.skip(LENGTH_DELIMITED, end);
-          break;
-        default:
-          r.skipUnread(tag, end, Fields.unityMessage);
-      }
-    }
-    r.expectEnd(end);
-    return {
-      headerStatus: this.headerStatus,
-      command: this.command,
-      sideChannel: this.sideChannel,
-      actions: this.actions,
-    };
-  }
-
-  private readUnityInput(end: number): void {
-    const r = this.r;
-    let sawRlInput = false;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      switch (tag) {
-        case Tag.rlInput:
-          if (sawRlInput) throw new SlowPathNeeded('rl_input came twice');
-          sawRlInput = true;
-          this.readRlInput(r.lengthDelimitedEnd(end));
-          break;
-        case Tag.rlInitializationInput:
-          throw new SlowPathNeeded('the message carries rl_initialization_input');
-        default:
-          r.skipUnread(tag, end, Fields.unityInput);
-      }
-    }
-    r.expectEnd(end);
+    const headerStatus = readStepMessage(this.r, UNITY_INPUT, (end) => this.readRlInput(end));
+    return { headerStatus, command: this.command, sideChannel: this.sideChannel, actions: this.actions };
   }
 
   private readRlInput(end: number): void {
@@ -341,12 +281,9 @@ class StepInputDecoder {
         case Tag.command:
           this.command = r.int32();
           break;
-        case Tag.sideChannel: {
-          const fieldEnd = r.lengthDelimitedEnd(end);
-          this.sideChannel = r.slice(r.pos, fieldEnd);
-          r.pos = fieldEnd;
+        case Tag.sideChannel:
+          this.sideChannel = r.lengthDelimited(end);
           break;
-        }
         default:
           r.skipUnread(tag, end, Fields.rlInput);
       }
@@ -369,23 +306,12 @@ class StepInputDecoder {
 
   private readActionList(start: number, end: number, size: ActionSizes): AgentActionColumns {
     const r = this.r;
-    r.pos = start;
-    let count = 0;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      if (tag === Tag.agentAction) {
-        count++;
-        r.skip(LENGTH_DELIMITED, end);
-      } else {
-        r.skipUnread(tag, end, Fields.agentList);
-      }
-    }
+    const count = countListedAgents(r, start, end);
     const columns: AgentActionColumns = {
       count,
       continuous: new Float32Array(count * size.continuous),
       discrete: new Int32Array(count * size.discrete),
     };
-    r.pos = start;
     let row = 0;
     while (r.pos < end) {
       const tag = r.uint32();

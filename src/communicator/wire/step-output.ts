@@ -21,9 +21,7 @@ import {
   AgentInfoField,
   AgentListField,
   FloatDataField,
-  MapEntryField,
   ObservationField,
-  UnityMessageField,
   UnityOutputField,
   UnityRLOutputField,
 } from './fields';
@@ -42,7 +40,15 @@ import {
   varintSize,
 } from './protobuf-wire';
 import { CompressionTypeProto } from '../messages';
-import { OK_HEADER_FIELD_BYTES, readHeaderStatus, readMapEntry, writeOkHeader } from './message-parts';
+import {
+  UNITY_OUTPUT,
+  countListedAgents,
+  mapEntryBytes,
+  readMapEntry,
+  readStepMessage,
+  startStepMessage,
+  writeMapEntryStart,
+} from './message-parts';
 
 // ---------------------------------------------------------------------------------------------
 // Trainer side: decoding
@@ -175,11 +181,6 @@ const { VARINT, FIXED32, LENGTH_DELIMITED } = WireType;
  * imported name is a getter call, ten times the cost of the switch itself.
  */
 const Tag = {
-  header: tagOf(UnityMessageField.header, LENGTH_DELIMITED),
-  unityOutput: tagOf(UnityMessageField.unity_output, LENGTH_DELIMITED),
-  unityInput: tagOf(UnityMessageField.unity_input, LENGTH_DELIMITED),
-  rlOutput: tagOf(UnityOutputField.rl_output, LENGTH_DELIMITED),
-  rlInitializationOutput: tagOf(UnityOutputField.rl_initialization_output, LENGTH_DELIMITED),
   agentInfosEntry: tagOf(UnityRLOutputField.agentInfos, LENGTH_DELIMITED),
   sideChannel: tagOf(UnityRLOutputField.side_channel, LENGTH_DELIMITED),
   agentInfo: tagOf(AgentListField.value, LENGTH_DELIMITED),
@@ -209,8 +210,6 @@ const Tag = {
 
 /** Each message's field numbers, for skipUnread. */
 const Fields = {
-  unityMessage: fieldNumberSet(UnityMessageField),
-  unityOutput: fieldNumberSet(UnityOutputField),
   rlOutput: fieldNumberSet(UnityRLOutputField),
   agentList: fieldNumberSet(AgentListField),
   agentInfo: fieldNumberSet(AgentInfoField),
@@ -221,7 +220,6 @@ const Fields = {
 class StepOutputDecoder {
   private readonly r: WireReader;
   private readonly behaviors = new Map<string, AgentInfoColumns>();
-  private headerStatus: number | null = null;
   private sideChannel: Uint8Array = new Uint8Array(0);
 
   constructor(
@@ -232,50 +230,8 @@ class StepOutputDecoder {
   }
 
   readUnityMessage(): StepOutputMessage {
-    const r = this.r;
-    const end = r.bytes.length;
-    let sawOutput = false;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      switch (tag) {
-        case Tag.header:
-          if (this.headerStatus !== null) throw new SlowPathNeeded('the header came twice');
-          this.headerStatus = readHeaderStatus(r, r.lengthDelimitedEnd(end));
-          break;
-        case Tag.unityOutput:
-          if (sawOutput) throw new SlowPathNeeded('unity_output came twice');
-          sawOutput = true;
-          this.readUnityOutput(r.lengthDelimitedEnd(end));
-          break;
-        case Tag.unityInput:
-          r.skip(LENGTH_DELIMITED, end);
-          break;
-        default:
-          r.skipUnread(tag, end, Fields.unityMessage);
-      }
-    }
-    r.expectEnd(end);
-    return { headerStatus: this.headerStatus, behaviors: this.behaviors, sideChannel: this.sideChannel };
-  }
-
-  private readUnityOutput(end: number): void {
-    const r = this.r;
-    let sawRlOutput = false;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      switch (tag) {
-        case Tag.rlOutput:
-          if (sawRlOutput) throw new SlowPathNeeded('rl_output came twice');
-          sawRlOutput = true;
-          this.readRlOutput(r.lengthDelimitedEnd(end));
-          break;
-        case Tag.rlInitializationOutput:
-          throw new SlowPathNeeded('the message carries rl_initialization_output (brain parameters)');
-        default:
-          r.skipUnread(tag, end, Fields.unityOutput);
-      }
-    }
-    r.expectEnd(end);
+    const headerStatus = readStepMessage(this.r, UNITY_OUTPUT, (end) => this.readRlOutput(end));
+    return { headerStatus, behaviors: this.behaviors, sideChannel: this.sideChannel };
   }
 
   private readRlOutput(end: number): void {
@@ -286,12 +242,9 @@ class StepOutputDecoder {
         case Tag.agentInfosEntry:
           this.readAgentInfosEntry(r.lengthDelimitedEnd(end));
           break;
-        case Tag.sideChannel: {
-          const fieldEnd = r.lengthDelimitedEnd(end);
-          this.sideChannel = r.slice(r.pos, fieldEnd);
-          r.pos = fieldEnd;
+        case Tag.sideChannel:
+          this.sideChannel = r.lengthDelimited(end);
           break;
-        }
         default:
           r.skipUnread(tag, end, Fields.rlOutput);
       }
@@ -317,9 +270,8 @@ class StepOutputDecoder {
   }
 
   private readAgentList(start: number, end: number, layout: AgentInfoLayout): AgentInfoColumns {
-    const columns = new AgentInfoColumnsBuilder(this.countAgents(start, end), layout);
     const r = this.r;
-    r.pos = start;
+    const columns = new AgentInfoColumnsBuilder(countListedAgents(r, start, end), layout);
     let row = 0;
     while (r.pos < end) {
       const tag = r.uint32();
@@ -332,24 +284,6 @@ class StepOutputDecoder {
     r.expectEnd(end);
     rejectNonFinite(columns.observations, 'an observation');
     return columns;
-  }
-
-  /** A first pass over the list, so that the columns are allocated once at their size. */
-  private countAgents(start: number, end: number): number {
-    const r = this.r;
-    r.pos = start;
-    let count = 0;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      if (tag === Tag.agentInfo) {
-        count++;
-        r.skip(LENGTH_DELIMITED, end);
-      } else {
-        r.skipUnread(tag, end, Fields.agentList);
-      }
-    }
-    r.expectEnd(end);
-    return count;
   }
 
   private readAgentInfo(end: number, row: number, columns: AgentInfoColumnsBuilder): void {
@@ -582,9 +516,7 @@ export function encodeStepOutputMessage(output: StepOutputToSend): Buffer {
   if (output.initializationOutput !== undefined) {
     unityOutputBytes += lengthDelimitedFieldSize(UnityOutputField.rl_initialization_output, output.initializationOutput.length);
   }
-  const w = new WireWriter(OK_HEADER_FIELD_BYTES + lengthDelimitedFieldSize(UnityMessageField.unity_output, unityOutputBytes));
-  writeOkHeader(w);
-  w.lengthDelimited(UnityMessageField.unity_output, unityOutputBytes);
+  const w = startStepMessage(UNITY_OUTPUT, unityOutputBytes);
   w.lengthDelimited(UnityOutputField.rl_output, rlOutputBytes);
   for (const entry of entries) entry.write(w);
   if (sideChannel.length > 0) w.bytesField(UnityRLOutputField.side_channel, sideChannel);
@@ -736,9 +668,7 @@ class MeasuredBehavior {
       list += sizeOfField(Tag.agentInfo, bytes);
     }
     this.listBytes = list;
-    this.entryBytes =
-      lengthDelimitedFieldSize(MapEntryField.key, this.nameBytes.length) +
-      lengthDelimitedFieldSize(MapEntryField.value, list);
+    this.entryBytes = mapEntryBytes(this.nameBytes, list);
   }
 
   write(w: WireWriter): void {
@@ -748,9 +678,7 @@ class MeasuredBehavior {
     const mask = this.agents.actionMask ?? new Uint8Array(0);
     const maskSize = this.maskSize;
     const observations = this.observations;
-    w.lengthDelimited(UnityRLOutputField.agentInfos, this.entryBytes);
-    w.bytesField(MapEntryField.key, this.nameBytes);
-    w.lengthDelimited(MapEntryField.value, this.listBytes);
+    writeMapEntryStart(w, UnityRLOutputField.agentInfos, this.entryBytes, this.nameBytes, this.listBytes);
     for (let row = 0; row < count; row++) {
       w.tagged(Tag.agentInfo, this.agentBytes[row]);
       if (!isDefaultFloat(reward[row])) {

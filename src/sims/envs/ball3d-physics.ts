@@ -127,19 +127,15 @@ export class Ball3DWorld {
 
   /** Turns the cube about its own x axis (Transform.Rotate(Vector3.right, degrees) in local space). */
   rotateAboutLocalX(i: number, degrees: number): void {
-    const half = 0.5 * degrees * DEGREES_TO_RADIANS;
-    const c = Math.cos(half);
-    const s = Math.sin(half);
-    const w = this.rotW[i];
-    const x = this.rotX[i];
-    const y = this.rotY[i];
-    const z = this.rotZ[i];
-    // q * (cos, sin, 0, 0): a turn about the body's own axis multiplies on the right.
-    this.setRotation(i, w * c - x * s, w * s + x * c, y * c + z * s, z * c - y * s);
+    this.rotateAboutLocalAxis(i, 'x', degrees);
   }
 
   /** Turns the cube about its own z axis (Transform.Rotate(Vector3.forward, degrees) in local space). */
   rotateAboutLocalZ(i: number, degrees: number): void {
+    this.rotateAboutLocalAxis(i, 'z', degrees);
+  }
+
+  private rotateAboutLocalAxis(i: number, axis: 'x' | 'z', degrees: number): void {
     const half = 0.5 * degrees * DEGREES_TO_RADIANS;
     const c = Math.cos(half);
     const s = Math.sin(half);
@@ -147,7 +143,12 @@ export class Ball3DWorld {
     const x = this.rotX[i];
     const y = this.rotY[i];
     const z = this.rotZ[i];
-    this.setRotation(i, w * c - z * s, x * c + y * s, y * c - x * s, w * s + z * c);
+    // q * (cos, sin * axis): a turn about the body's own axis multiplies on the right.
+    if (axis === 'x') {
+      this.setRotation(i, w * c - x * s, w * s + x * c, y * c + z * s, z * c - y * s);
+    } else {
+      this.setRotation(i, w * c - z * s, x * c + y * s, y * c - x * s, w * s + z * c);
+    }
   }
 
   /** Normalized, so that thousands of small turns do not let the quaternion drift off unit length. */

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parseArgs } from 'util';
 import { DemoWriter } from '../../communicator/demo-file';
-import { AgentInfoProto, CommandProto, ObservationProto } from '../../communicator/messages';
+import { AgentInfoProto, CommandProto, ObservationProto, allCapabilities } from '../../communicator/messages';
 import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
 import { UnityClient } from '../unity-client';
 import { Academy, InfoBatch } from './academy';
@@ -78,19 +78,18 @@ export function parseSimArgs(definition: SimDefinition, argv: readonly string[])
 }
 
 export function intOption(values: SimOptionValues, name: string): number {
-  const raw = values[name];
-  const n = Number(raw);
-  if (typeof raw !== 'string' || !Number.isInteger(n)) {
-    throw new Error(`--${name} needs an integer, got ${JSON.stringify(raw)}.`);
-  }
-  return n;
+  return numericOption(values, name, Number.isInteger, 'an integer');
 }
 
 export function numberOption(values: SimOptionValues, name: string): number {
+  return numericOption(values, name, Number.isFinite, 'a number');
+}
+
+function numericOption(values: SimOptionValues, name: string, valid: (n: number) => boolean, what: string): number {
   const raw = values[name];
   const n = Number(raw);
-  if (typeof raw !== 'string' || !Number.isFinite(n)) {
-    throw new Error(`--${name} needs a number, got ${JSON.stringify(raw)}.`);
+  if (typeof raw !== 'string' || !valid(n)) {
+    throw new Error(`--${name} needs ${what}, got ${JSON.stringify(raw)}.`);
   }
   return n;
 }
@@ -145,15 +144,7 @@ async function playWithTrainer(definition: SimDefinition, values: SimOptionValue
     name: definition.name,
     communication_version: '1.5.0',
     package_version: '3.0.0',
-    capabilities: {
-      baseRLCapabilities: true,
-      concatenatedPngObservations: true,
-      compressedChannelMapping: true,
-      hybridActions: true,
-      trainingAnalytics: true,
-      variableLengthObservation: true,
-      multiAgentGroups: true,
-    },
+    capabilities: allCapabilities(),
   });
   academy.seed(init.seed ?? 0);
   definition.create(academy, values, Math.max(1, init.num_areas ?? 1));

@@ -9,22 +9,19 @@
  * codecs under test.
  */
 import * as protobuf from 'protobufjs';
+import { SeededRandom } from '../../../src/sims/sdk/random';
 
-/** A seeded pseudo-random generator (mulberry32), so that a failing case can be replayed. */
+/** Seeded random draws for the tests (SeededRandom's sequence), so that a failing case can be replayed. */
 export class Rng {
-  private state: number;
+  private readonly random: SeededRandom;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.random = new SeededRandom(seed);
   }
 
   /** Uniform in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.random.next();
   }
 
   int(lo: number, hi: number): number {
