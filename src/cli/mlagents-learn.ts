@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+/**
+ * mlagents-learn: trains every behavior of the connected environments with PPO, as ML-Agents'
+ * own mlagents-learn (learn.py), with its flags, its YAML files and its results folder.
+ *
+ *   npx mlagents-learn config/ppo/3DBall.yaml --run-id=first --env=builtin:3DBall
+ *   npx mlagents-learn my-config.yaml --run-id=second            # waits on port 5004: press Play
+ *   npx mlagents-learn my-config.yaml --run-id=third --env=Builds/MyGame.x86_64 --num-envs=4
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { Logger, consoleLogger } from '../communicator/logger';
+import { ConfigError, RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
+import { backendForTorchDevice, selectBackend } from '../networks/backend';
+import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
+import { TrainerController, checkFeaturesBuilt } from '../trainers/trainer-controller';
+
+export interface LearnOptions {
+  /** Where relative paths (the config file, results_dir, --env) are taken from. */
+  readonly cwd?: string;
+  readonly logger?: Logger;
+  /** Called once the controller exists, e.g. to stop it; the CLI wires SIGINT and SIGTERM here. */
+  readonly onController?: (controller: TrainerController) => void;
+}
+
+/**
+ * One run of mlagents-learn with these arguments (without `node` and the script). Everything that
+ * can be checked without an environment is checked before one is launched, and configuration.yaml
+ * is written before any environment connects. Resolves with the controller once the run ended.
+ */
+export async function learn(argv: readonly string[], learnOptions: LearnOptions = {}): Promise<TrainerController> {
+  const cwd = learnOptions.cwd ?? process.cwd();
+  const logger = learnOptions.logger ?? consoleLogger();
+  const options = loadRunOptions(argv, cwd, logger);
+  checkTrainerTypesBuilt(options);
+  checkFeaturesBuilt(options);
+  if (options.checkpoint_settings.inference) {
+    throw new ConfigError('command line (--inference)', 'checkpoint_settings.inference', 'inference mode is not built yet.');
+  }
+  const paths = resolveRunPaths(options, cwd);
+  checkRunDirectory(options, cwd);
+  fs.mkdirSync(paths.runLogsDir, { recursive: true });
+  fs.writeFileSync(paths.configurationFile, toResolvedYaml(options));
+
+  const device = backendForTorchDevice(options.torch_settings.device);
+  const requested = options.extras.backend !== 'auto' ? options.extras.backend : device.requested;
+  await selectBackend(requested, logger, device.options);
+
+  const env = options.env_settings;
+  const seed = env.seed === -1 ? Math.floor(Math.random() * 10000) : env.seed;
+  const executable = executablePath(options, cwd);
+  const controller = new TrainerController({
+    options,
+    paths,
+    seed,
+    logger,
+    launch: {
+      executable,
+      numEnvs: env.num_envs,
+      // Without an executable the Editor connects on its own port (5004), as upstream.
+      basePort: executable === null ? undefined : env.base_port,
+      seed,
+      noGraphics: options.engine_settings.no_graphics,
+      timeoutWait: env.timeout_wait,
+      envArgs: env.env_args ?? [],
+      numAreas: env.num_areas,
+      bindAddress: options.extras.bind_address,
+      logFolder: paths.runLogsDir,
+      engine: options.engine_settings,
+      environmentParameters: options.environment_parameters,
+    },
+  });
+  learnOptions.onController?.(controller);
+  await controller.start();
+  return controller;
+}
+
+/** --env: builtin:NAME is a built-in environment; anything else a path from `cwd`; none, the Editor. */
+function executablePath(options: RunOptions, cwd: string): string | null {
+  const envPath = options.env_settings.env_path;
+  if (envPath === null) return null;
+  if (isBuiltinEnv(envPath)) return builtinExecutable(envPath);
+  return path.resolve(cwd, envPath);
+}
+
+if (require.main === module) {
+  const logger = consoleLogger();
+  let signalled = false;
+  learn(process.argv.slice(2), {
+    logger,
+    onController: (controller) => {
+      const stop = (signal: NodeJS.Signals) => {
+        if (signalled) {
+          // A second signal: the user does not want to wait (for an Editor that never connects, say).
+          logger.warning(`${signal} received again: exiting without saving.`);
+          process.exit(130);
+        }
+        signalled = true;
+        logger.info(`${signal} received: saving the models and closing the environments.`);
+        controller.requestStop();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    },
+  }).then(
+    () => process.exit(0),
+    (error: Error & { exitCode?: number }) => {
+      // commander has printed the usage already for --help (exit code 0) and for bad flags.
+      if (error.name === 'CommanderError') process.exit(error.exitCode ?? 2);
+      process.stderr.write(`[ERROR] ${error.message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * Running normalization of vector observations (network_settings.normalize), as upstream's
+ * Normalizer: a running mean and a running sum of squared deviations, updated batch by batch
+ * (the parallel form of Welford's algorithm), and observations mapped to
+ * clip((x - mean) / sqrt(variance / steps), -5, 5).
+ *
+ * The statistics start as upstream's do: steps 1, mean 0, variance 1. They are kept in float64,
+ * so that millions of steps do not wear away their precision.
+ */
+const CLIP = 5;
+
+export class RunningNormalizer {
+  /** Observations seen, plus the one upstream starts with. */
+  steps = 1;
+  readonly mean: Float64Array;
+  /** Sum of squared deviations from the mean (upstream's running_variance). */
+  readonly variance: Float64Array;
+
+  constructor(readonly size: number) {
+    this.mean = new Float64Array(size);
+    this.variance = new Float64Array(size).fill(1);
+  }
+
+  /** Adds `count` observations (row-major, count x size) to the statistics. */
+  update(observations: Float32Array, count: number): void {
+    if (count === 0) return;
+    const size = this.size;
+    const totalSteps = this.steps + count;
+    for (let f = 0; f < size; f++) {
+      const oldMean = this.mean[f];
+      let shift = 0;
+      for (let i = 0; i < count; i++) shift += observations[i * size + f] - oldMean;
+      const newMean = oldMean + shift / totalSteps;
+      let squares = 0;
+      for (let i = 0; i < count; i++) {
+        const x = observations[i * size + f];
+        squares += (x - newMean) * (x - oldMean);
+      }
+      this.mean[f] = newMean;
+      this.variance[f] += squares;
+    }
+    this.steps = totalSteps;
+  }
+
+  /** One normalized value of feature `f`. */
+  normalize(x: number, f: number): number {
+    const scaled = (x - this.mean[f]) / Math.sqrt(this.variance[f] / this.steps);
+    return scaled > CLIP ? CLIP : scaled < -CLIP ? -CLIP : scaled;
+  }
+
+  copyFrom(other: RunningNormalizer): void {
+    if (other.size !== this.size) {
+      throw new Error(`Cannot copy a normalizer of ${other.size} features into one of ${this.size}.`);
+    }
+    this.steps = other.steps;
+    this.mean.set(other.mean);
+    this.variance.set(other.variance);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Moving matrices between JavaScript typed arrays and tfjs tensors, cheaply. The models keep
+ * their parameters in typed arrays and use tfjs for the large matrix products; values cross
+ * over a few times per pass, so these copies must not allocate.
+ */
+import * as tf from '@tensorflow/tfjs';
+
+/** The wasm backend's view of a tensor's bytes in its heap (public on its backend class). */
+interface HeapBackend {
+  typedArrayFromHeap(tensor: tf.Tensor): Float32Array;
+}
+
+function hasHeapViews(backend: unknown): backend is HeapBackend {
+  return typeof (backend as Partial<HeapBackend>).typedArrayFromHeap === 'function';
+}
+
+/**
+ * Copies a float32 tensor's values into `target` from `offset`. On the wasm backend this reads
+ * the heap directly (dataSync would allocate a copy first); elsewhere dataSync is already cheap.
+ */
+export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset = 0): void {
+  const backend = tf.backend();
+  // A heap view is only valid until the next allocation in the heap: it is used at once.
+  const values = hasHeapViews(backend) ? backend.typedArrayFromHeap(tensor) : (tensor.dataSync() as Float32Array);
+  target.set(values, offset);
+}
+
+/** Writes the transpose of a rows x cols row-major matrix into `target` (cols x rows) at `offset`. */
+export function transposeInto(
+  source: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  target: Float32Array | Float64Array,
+  offset = 0,
+): void {
+  for (let r = 0; r < rows; r++) {
+    const rowStart = r * cols;
+    for (let c = 0; c < cols; c++) target[offset + c * rows + r] = source[rowStart + c];
+  }
+}

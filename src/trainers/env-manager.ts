@@ -1,0 +1,264 @@
+/**
+ * Steps every environment of a run together (upstream's EnvManager and SubprocessEnvManager, in
+ * one event loop): after each step it hands each behavior's steps to that behavior's agent
+ * manager with the decision taken on the previous step, asks the behavior's current policy for
+ * the next actions of its agents on every environment in one batched forward pass, and steps all
+ * environments concurrently.
+ *
+ * It launches the environments too: --num-envs workers on consecutive ports, each told the engine
+ * settings and the environment parameters with its first (RESET) message.
+ */
+import type { EngineSettings, EnvironmentParameterSettings, SamplerSettings } from '../config/settings';
+import type { Logger } from '../communicator/logger';
+import { EngineConfigurationChannel } from '../communicator/side-channels/engine-configuration-channel';
+import { EnvironmentParametersChannel } from '../communicator/side-channels/environment-parameters-channel';
+import { StatsSideChannel } from '../communicator/side-channels/stats-side-channel';
+import { BehaviorSpec } from '../env/behavior-spec';
+import { DecisionSteps } from '../env/steps';
+import { UnityEnvironment } from '../env/unity-environment';
+import { timers } from '../stats/timers';
+import { ActingPolicy, ActionInfo, EMPTY_ACTION_INFO } from './action-info';
+import { AgentManager } from './agent-processor';
+
+/** What the environment manager needs of each behavior: its agent manager. */
+export type BehaviorManagerFactory = (behaviorName: string, spec: BehaviorSpec) => AgentManager<ActingPolicy>;
+
+export interface LaunchOptions {
+  /** The executable to launch; null waits for the Unity Editor (press Play). */
+  readonly executable: string | null;
+  readonly numEnvs: number;
+  readonly basePort: number | undefined;
+  readonly seed: number;
+  readonly noGraphics: boolean;
+  readonly timeoutWait: number;
+  readonly envArgs: string[];
+  readonly numAreas: number;
+  readonly bindAddress: string;
+  readonly logFolder: string;
+  readonly engine: EngineSettings;
+  readonly environmentParameters: Record<string, EnvironmentParameterSettings> | null;
+  readonly logger: Logger;
+}
+
+/** One environment and the side channels the trainer talks to it through. */
+interface Worker {
+  readonly env: UnityEnvironment;
+  readonly stats: StatsSideChannel;
+  /** Per behavior, the decision taken on the latest step: the processor pairs it with the next. */
+  readonly lastDecision: Map<string, ActionInfo>;
+}
+
+export class EnvManager {
+  private readonly managers = new Map<string, AgentManager<ActingPolicy>>();
+  private readonly policies = new Map<string, ActingPolicy>();
+
+  private constructor(
+    private readonly workers: readonly Worker[],
+    private readonly managerFor: BehaviorManagerFactory,
+  ) {}
+
+  /**
+   * Launches the workers concurrently and waits for all their handshakes. If one fails, those
+   * already connected are closed and the first error is thrown.
+   */
+  static async launch(options: LaunchOptions, managerFor: BehaviorManagerFactory): Promise<EnvManager> {
+    const attempts = await Promise.allSettled(
+      Array.from({ length: options.numEnvs }, (_, workerId) => launchWorker(options, workerId)),
+    );
+    const workers = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+    const failure = attempts.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (failure !== undefined) {
+      await Promise.all(workers.map((w) => w.env.close()));
+      throw failure.reason;
+    }
+    return new EnvManager(workers, managerFor);
+  }
+
+  /** Sends every RESET (with the engine settings and parameters) and takes in the first steps. */
+  async reset(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.env.reset()));
+    this.takeSteps();
+  }
+
+  /** One step of every environment: the actions decided on the last steps go out, the next steps come in. */
+  async step(): Promise<void> {
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        try {
+          await timers.time('exchange', () => worker.env.step());
+        } catch (error) {
+          throw new Error(
+            `Environment worker ${worker.env.workerId} (port ${worker.env.port}) stopped: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+      }),
+    );
+    this.takeSteps();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.env.close()));
+  }
+
+  /**
+   * Feeds each behavior's steps to its agent manager, then decides the next actions of each
+   * behavior's agents on every worker in one forward pass.
+   */
+  private takeSteps(): void {
+    const asking = new Map<string, Array<{ worker: Worker; steps: DecisionSteps }>>();
+    this.workers.forEach((worker, workerId) => {
+      const { env } = worker;
+      const environmentStats = worker.stats.getAndResetStats();
+      for (const [name, spec] of env.behaviorSpecs) {
+        const manager = this.managerOf(name, spec);
+        const [decisionSteps, terminalSteps] = env.getSteps(name);
+        timers.time('process_steps', () =>
+          manager.addExperiences(decisionSteps, terminalSteps, workerId, worker.lastDecision.get(name) ?? EMPTY_ACTION_INFO),
+        );
+        manager.recordEnvironmentStats(environmentStats, workerId);
+        worker.lastDecision.set(name, EMPTY_ACTION_INFO);
+        if (decisionSteps.length > 0) {
+          const parts = asking.get(name) ?? [];
+          parts.push({ worker, steps: decisionSteps });
+          asking.set(name, parts);
+        }
+      }
+    });
+    for (const [name, parts] of asking) {
+      const policy = this.currentPolicy(name, this.managers.get(name)!);
+      const spec = parts[0].worker.env.behaviorSpecs.get(name)!;
+      // The policies built so far keep no per-worker state (no memory), so one batch may mix workers.
+      const batch = concatenateDecisions(parts.map((p) => p.steps), spec);
+      const decision = timers.time('policy_decide', () => policy.decide(batch, parts[0].worker.env.workerId));
+      let row = 0;
+      for (const { worker, steps } of parts) {
+        const own = decisionRows(decision, row, steps.length, spec);
+        worker.env.setActions(name, own.envAction);
+        worker.lastDecision.set(name, own);
+        row += steps.length;
+      }
+    }
+  }
+
+  private managerOf(name: string, spec: BehaviorSpec): AgentManager<ActingPolicy> {
+    let manager = this.managers.get(name);
+    if (manager === undefined) {
+      manager = this.managerFor(name, spec);
+      this.managers.set(name, manager);
+    }
+    return manager;
+  }
+
+  /** The newest policy its trainer has published (upstream's _update_policy from the policy queue). */
+  private currentPolicy(name: string, manager: AgentManager<ActingPolicy>): ActingPolicy {
+    const published = manager.policyQueue.drain();
+    if (published.length > 0) this.policies.set(name, published[published.length - 1]);
+    const policy = this.policies.get(name);
+    if (policy === undefined) {
+      throw new Error(`The trainer of behavior ${name} published no policy before its agents asked for actions.`);
+    }
+    return policy;
+  }
+}
+
+/** Several workers' decision steps of one behavior as one batch, their rows one block after another. */
+function concatenateDecisions(parts: readonly DecisionSteps[], spec: BehaviorSpec): DecisionSteps {
+  if (parts.length === 1) return parts[0];
+  const join = <T extends Float32Array | Int32Array | Uint8Array>(arrays: T[], make: (n: number) => T): T => {
+    const out = make(arrays.reduce((n, a) => n + a.length, 0));
+    let offset = 0;
+    for (const a of arrays) {
+      out.set(a, offset);
+      offset += a.length;
+    }
+    return out;
+  };
+  const branches = spec.actionSpec.discreteBranches;
+  const anyMask = parts.some((p) => p.actionMask !== null);
+  // A worker whose agents sent no mask allows every action: zeros (1 means forbidden).
+  const masks = anyMask
+    ? branches.map((size, b) => join(parts.map((p) => p.actionMask?.[b] ?? new Uint8Array(p.length * size)), (n) => new Uint8Array(n)))
+    : null;
+  return new DecisionSteps(
+    spec.observationSpecs.map((_, i) => join(parts.map((p) => p.obs[i]), (n) => new Float32Array(n))),
+    join(parts.map((p) => p.reward), (n) => new Float32Array(n)),
+    join(parts.map((p) => p.agentId), (n) => new Int32Array(n)),
+    masks,
+    join(parts.map((p) => p.groupId), (n) => new Int32Array(n)),
+    join(parts.map((p) => p.groupReward), (n) => new Float32Array(n)),
+  );
+}
+
+/** Rows [start, start + count) of a batched decision: one worker's share. */
+function decisionRows(decision: ActionInfo, start: number, count: number, spec: BehaviorSpec): ActionInfo {
+  if (start === 0 && count === decision.agentIds.length) return decision;
+  const c = spec.actionSpec.continuousSize;
+  const d = spec.actionSpec.discreteSize;
+  const rows = <T extends Float32Array | Int32Array>(a: T, width: number): T => a.subarray(start * width, (start + count) * width) as T;
+  return {
+    action: { continuous: rows(decision.action.continuous, c), discrete: rows(decision.action.discrete, d) },
+    envAction: { continuous: rows(decision.envAction.continuous, c), discrete: rows(decision.envAction.discrete, d) },
+    logProbs: { continuous: rows(decision.logProbs.continuous, c), discrete: rows(decision.logProbs.discrete, d) },
+    entropy: decision.entropy === undefined ? undefined : rows(decision.entropy, 1),
+    agentIds: rows(decision.agentIds, 1),
+  };
+}
+
+async function launchWorker(options: LaunchOptions, workerId: number): Promise<Worker> {
+  const engineChannel = new EngineConfigurationChannel();
+  const { engine } = options;
+  engineChannel.setConfigurationParameters({
+    width: engine.width,
+    height: engine.height,
+    qualityLevel: engine.quality_level,
+    timeScale: engine.time_scale,
+    targetFrameRate: engine.target_frame_rate,
+    captureFrameRate: engine.capture_frame_rate,
+  });
+  const parametersChannel = new EnvironmentParametersChannel();
+  for (const [key, parameter] of Object.entries(options.environmentParameters ?? {})) {
+    // Curricula do not advance yet: the first lesson's sampler holds for the whole run.
+    sendSampler(parametersChannel, key, parameter.curriculum[0].value);
+  }
+  const stats = new StatsSideChannel();
+  const env = await UnityEnvironment.create({
+    fileName: options.executable,
+    workerId,
+    basePort: options.basePort,
+    seed: options.seed,
+    noGraphics: options.noGraphics,
+    timeoutWait: options.timeoutWait,
+    additionalArgs: options.envArgs,
+    sideChannels: [engineChannel, parametersChannel, stats],
+    logFolder: options.logFolder,
+    numAreas: options.numAreas,
+    bindAddress: options.bindAddress,
+    logger: options.logger,
+  });
+  return { env, stats, lastDecision: new Map() };
+}
+
+/** Sends one environment parameter's sampler as upstream's EnvironmentParameterManager does. */
+function sendSampler(channel: EnvironmentParametersChannel, key: string, sampler: SamplerSettings): void {
+  switch (sampler.sampler_type) {
+    case 'constant':
+      channel.setFloatParameter(key, sampler.sampler_parameters.value);
+      break;
+    case 'uniform': {
+      const p = sampler.sampler_parameters;
+      channel.setUniformSamplerParameters(key, p.min_value, p.max_value, p.seed);
+      break;
+    }
+    case 'gaussian': {
+      const p = sampler.sampler_parameters;
+      channel.setGaussianSamplerParameters(key, p.mean, p.st_dev, p.seed);
+      break;
+    }
+    case 'multirangeuniform': {
+      const p = sampler.sampler_parameters;
+      channel.setMultirangeUniformSamplerParameters(key, p.intervals, p.seed);
+      break;
+    }
+  }
+}

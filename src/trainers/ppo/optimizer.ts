@@ -1,0 +1,154 @@
+/**
+ * PPO's optimizer, as upstream's TorchPPOOptimizer: for each minibatch, the decayed learning
+ * rate, epsilon and beta at the current step, the clipped PPO loss (./loss.ts), its gradient
+ * through the actor and the critic, and one Adam step over both; the statistics upstream reports
+ * for the update.
+ */
+import type { PPOSettings } from '../../config/settings';
+import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
+import { Adam } from '../../networks/adam';
+import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile, writeCheckpointFile } from '../../networks/checkpoint-file';
+import { decayedValue } from '../../networks/schedule';
+import { PpoMinibatch, ppoLoss } from './loss';
+
+/** The floors the linear schedules decay to, as upstream's optimizer sets them. */
+export const MIN_LEARNING_RATE = 1e-10;
+export const MIN_EPSILON = 0.1;
+export const MIN_BETA = 1e-5;
+
+export type PpoScheduleSettings = Pick<
+  PPOSettings,
+  'learning_rate' | 'beta' | 'epsilon' | 'learning_rate_schedule' | 'beta_schedule' | 'epsilon_schedule'
+>;
+
+export interface PpoOptimizerSettings {
+  readonly hyperparameters: PpoScheduleSettings;
+  /** The behavior's max_steps: where linear schedules reach their floor. */
+  readonly maxSteps: number;
+}
+
+/** What one minibatch update reports, under upstream's stat names. */
+export interface PpoUpdateStats {
+  /** |policy loss|, as upstream reports it. */
+  readonly 'Losses/Policy Loss': number;
+  readonly 'Losses/Value Loss': number;
+  readonly 'Policy/Learning Rate': number;
+  readonly 'Policy/Epsilon': number;
+  readonly 'Policy/Beta': number;
+}
+
+/** The loss came out NaN or infinite; the weights were left as they were before the minibatch. */
+export class NonFiniteLossError extends Error {
+  override name = 'NonFiniteLossError';
+}
+
+export class PpoOptimizer {
+  readonly adam: Adam;
+
+  constructor(
+    readonly model: ActorCritic,
+    readonly settings: PpoOptimizerSettings,
+  ) {
+    this.adam = new Adam(model.parameters.length);
+  }
+
+  /** The learning rate, epsilon and beta at a training step. */
+  scheduleAt(step: number): { learningRate: number; epsilon: number; beta: number } {
+    const h = this.settings.hyperparameters;
+    const maxSteps = this.settings.maxSteps;
+    return {
+      learningRate: decayedValue(h.learning_rate_schedule, h.learning_rate, MIN_LEARNING_RATE, maxSteps, step),
+      epsilon: decayedValue(h.epsilon_schedule, h.epsilon, MIN_EPSILON, maxSteps, step),
+      beta: decayedValue(h.beta_schedule, h.beta, MIN_BETA, maxSteps, step),
+    };
+  }
+
+  /** One gradient step on one minibatch, at training step `step` (for the schedules). */
+  update(batch: PpoMinibatch, step: number): PpoUpdateStats {
+    checkMinibatch(batch, this.model);
+    const { learningRate, epsilon, beta } = this.scheduleAt(step);
+    const model = this.model;
+    const { gradient, loss } = model.computeGradient(batch.observations, batch.count, (outputs, gradients) =>
+      ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients),
+    );
+    const { policyLoss, valueLoss, loss: total } = loss;
+    if (!Number.isFinite(total)) {
+      throw new NonFiniteLossError(
+        `The PPO loss is ${total} (policy loss ${policyLoss}, value loss ${valueLoss}) at step ${step}: ` +
+          'the update was not applied.',
+      );
+    }
+    this.adam.apply(model.parameters, gradient, learningRate);
+    model.parametersChanged();
+    return {
+      'Losses/Policy Loss': Math.abs(policyLoss),
+      'Losses/Value Loss': valueLoss,
+      'Policy/Learning Rate': learningRate,
+      'Policy/Epsilon': epsilon,
+      'Policy/Beta': beta,
+    };
+  }
+
+  /** Weights, normalizer and optimizer state in one checkpoint (./networks/checkpoint-file.ts). */
+  saveState(step: number): Uint8Array {
+    const arrays = new Map<string, CheckpointArray>(this.model.stateArrays());
+    arrays.set('adam.first_moment', this.adam.firstMoment);
+    arrays.set('adam.second_moment', this.adam.secondMoment);
+    const meta = { kind: 'ppo', step, adamStep: this.adam.step, model: this.model.describe() };
+    return encodeCheckpoint(meta, arrays);
+  }
+
+  /** Restores saveState(); returns the training step it was saved at. */
+  loadState(bytes: Uint8Array): number {
+    return this.restore(decodeCheckpoint(bytes));
+  }
+
+  saveCheckpoint(path: string, step: number): void {
+    writeCheckpointFile(path, this.saveState(step));
+  }
+
+  /** Restores a checkpoint file; returns the training step it was saved at. */
+  loadCheckpoint(path: string): number {
+    return this.restore(readCheckpointFile(path));
+  }
+
+  private restore({ meta, arrays }: ReturnType<typeof decodeCheckpoint>): number {
+    if (meta.kind !== 'ppo') {
+      throw new Error(`The checkpoint is of a ${String(meta.kind)} trainer, not of PPO.`);
+    }
+    this.model.loadStateArrays(meta.model as ModelDescription, arrays);
+    const first = arrays.get('adam.first_moment');
+    const second = arrays.get('adam.second_moment');
+    if (first?.length !== this.adam.size || second?.length !== this.adam.size) {
+      throw new Error(`The checkpoint's Adam state does not have the ${this.adam.size} values of this model.`);
+    }
+    this.adam.firstMoment.set(first);
+    this.adam.secondMoment.set(second);
+    this.adam.step = meta.adamStep as number;
+    return meta.step as number;
+  }
+}
+
+/** Refuses a minibatch whose arrays do not fit the model, naming the array. */
+function checkMinibatch(batch: PpoMinibatch, model: ActorCritic): void {
+  const n = batch.count;
+  const continuous = model.actionSpec.continuousSize;
+  const branches = model.actionSpec.discreteSize;
+  const maskWidth = model.actionSpec.discreteBranches.reduce((a, b) => a + b, 0);
+  const expect = (name: string, length: number | undefined, wanted: number) => {
+    if (length !== wanted) {
+      throw new Error(`The PPO minibatch's ${name} holds ${length ?? 'no'} values; ${wanted} were expected for ${n} samples.`);
+    }
+  };
+  if (!(n > 0)) throw new Error('The PPO minibatch is empty.');
+  expect('continuousActions', batch.continuousActions.length, n * continuous);
+  expect('oldContinuousLogProbs', batch.oldContinuousLogProbs.length, n * continuous);
+  expect('discreteActions', batch.discreteActions.length, n * branches);
+  expect('oldDiscreteLogProbs', batch.oldDiscreteLogProbs.length, n * branches);
+  if (batch.actionMasks !== null) expect('actionMasks', batch.actionMasks.length, n * maskWidth);
+  expect('advantages', batch.advantages.length, n);
+  for (const name of model.rewardSignals) {
+    expect(`returns.${name}`, batch.returns[name]?.length, n);
+    expect(`oldValues.${name}`, batch.oldValues[name]?.length, n);
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The lifetime of a training run (upstream's TrainerController with the parts of learn.py that
+ * run it): a trainer per behavior, created when the behavior's agents first appear; the loop that
+ * steps the environments and advances the trainers until every behavior reaches max_steps or a
+ * stop is asked for; and the end: final checkpoints, training_status.json, timers.json, and the
+ * environments closed, whatever ended the run.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import type { Logger } from '../communicator/logger';
+import { RunOptions, RunPaths, TrainerSettings, behaviorDir, settingsForBehavior } from '../config';
+import { configError, optionsSource } from '../config/reader';
+import { BehaviorSpec } from '../env/behavior-spec';
+import {
+  ConsoleWriter,
+  StatsRegistry,
+  TENSORBOARD_HIDDEN_KEYS,
+  TensorboardWriter,
+  TrainingStatus,
+  timers,
+  writeTimingTree,
+} from '../stats';
+import { ActingPolicy } from './action-info';
+import { AgentManager } from './agent-processor';
+import { loadLatestCheckpoint, saveCheckpoint } from './checkpoints';
+import { EnvManager, LaunchOptions } from './env-manager';
+import { PpoPolicy, PpoTrainer, PpoTrainerSettings } from './ppo/trainer';
+
+/** The reward signal the trainers compute; the others (gail, curiosity, rnd) are not built yet. */
+const BUILT_REWARD_SIGNALS = ['extrinsic'];
+
+/**
+ * Refuses, naming the key, settings of features this trainer does not have yet, before any
+ * environment connects (trainer types are checked by checkTrainerTypesBuilt).
+ */
+export function checkFeaturesBuilt(options: RunOptions): void {
+  const source = optionsSource(options);
+  const named: Array<[string, TrainerSettings | null]> = [
+    ['default_settings', options.default_settings],
+    ...Object.entries(options.behaviors).map(([name, s]): [string, TrainerSettings] => [`behaviors.${name}`, s]),
+  ];
+  for (const [at, settings] of named) {
+    if (settings === null) continue;
+    for (const signal of Object.keys(settings.reward_signals)) {
+      if (!BUILT_REWARD_SIGNALS.includes(signal)) {
+        throw configError(
+          source,
+          `${at}.reward_signals.${signal}`,
+          `the ${signal} reward signal is not built yet; only extrinsic rewards are. Remove it to train here.`,
+        );
+      }
+    }
+    if (settings.network_settings.memory !== null) {
+      throw configError(
+        source,
+        `${at}.network_settings.memory`,
+        'recurrent networks (memory) are not built yet: remove the memory section.',
+      );
+    }
+    if (settings.behavioral_cloning !== null) {
+      throw configError(source, `${at}.behavioral_cloning`, 'behavioral cloning is not built yet: remove this section.');
+    }
+    if (settings.self_play !== null) {
+      throw configError(source, `${at}.self_play`, 'self-play is not built yet: remove this section.');
+    }
+  }
+}
+
+export interface TrainerControllerOptions {
+  readonly options: RunOptions;
+  readonly paths: RunPaths;
+  readonly launch: Omit<LaunchOptions, 'logger'>;
+  readonly seed: number;
+  readonly logger: Logger;
+}
+
+interface BehaviorTrainer {
+  readonly trainer: PpoTrainer;
+  readonly manager: AgentManager<PpoPolicy>;
+  readonly folder: string;
+}
+
+export class TrainerController {
+  private readonly trainers = new Map<string, BehaviorTrainer>();
+  private readonly stats = new StatsRegistry();
+  private readonly status: TrainingStatus;
+  private readonly logger: Logger;
+  private stopRequested = false;
+
+  constructor(private readonly run: TrainerControllerOptions) {
+    this.logger = run.logger;
+    const resume = run.options.checkpoint_settings.resume;
+    this.status = resume ? TrainingStatus.load(run.paths.trainingStatusFile, run.logger) : new TrainingStatus();
+    this.stats.addWriter(new ConsoleWriter(run.logger));
+    this.stats.addWriter(
+      new TensorboardWriter(run.paths.runDir, {
+        logger: run.logger,
+        clearPastData: !resume,
+        hiddenKeys: TENSORBOARD_HIDDEN_KEYS,
+      }),
+    );
+  }
+
+  /** The trainer of each behavior seen so far. */
+  get behaviorTrainers(): ReadonlyMap<string, PpoTrainer> {
+    return new Map([...this.trainers].map(([name, { trainer }]) => [name, trainer]));
+  }
+
+  /** Ends the run after the current step, saving checkpoints (what SIGINT and SIGTERM ask for). */
+  requestStop(): void {
+    this.stopRequested = true;
+  }
+
+  /** Trains until every behavior reached max_steps or a stop was requested; always saves and closes. */
+  async start(): Promise<void> {
+    fs.mkdirSync(this.run.paths.runLogsDir, { recursive: true });
+    let envManager: EnvManager | null = null;
+    try {
+      envManager = await EnvManager.launch({ ...this.run.launch, logger: this.logger }, (name, spec) =>
+        this.createTrainer(name, spec),
+      );
+      await timers.time('env_reset', () => envManager!.reset());
+      while (!this.stopRequested && this.shouldStillTrain()) {
+        await timers.time('env_step', () => envManager!.step());
+        timers.time('trainer_advance', () => this.advanceTrainers());
+      }
+      if (this.stopRequested) this.logger.info('Training stopped by a signal: saving the models.');
+    } finally {
+      try {
+        this.saveFinalModels();
+      } finally {
+        this.stats.close();
+        writeTimingTree(this.run.paths.runLogsDir, timers);
+        await envManager?.close();
+      }
+    }
+  }
+
+  /** No behavior seen yet, or one still below its max_steps. */
+  private shouldStillTrain(): boolean {
+    if (this.trainers.size === 0) return true;
+    return [...this.trainers.values()].some(({ trainer }) => trainer.shouldStillTrain);
+  }
+
+  private advanceTrainers(): void {
+    for (const { trainer, manager } of this.trainers.values()) {
+      trainer.advance(manager.trajectoryQueue, manager.policyQueue);
+    }
+  }
+
+  /** A behavior's agents appeared: its settings, trainer, restored state and agent manager. */
+  private createTrainer(name: string, spec: BehaviorSpec): AgentManager<ActingPolicy> {
+    const { options, paths } = this.run;
+    const settings = settingsForBehavior(options, name, this.logger) as PpoTrainerSettings;
+    const folder = behaviorDir(paths, name);
+    const reporter = this.stats.reporter(name);
+    const trainer = new PpoTrainer({
+      behaviorName: name,
+      spec,
+      settings,
+      stats: reporter,
+      seed: this.run.seed,
+      onCheckpoint: (step) => this.checkpoint(name, step),
+    });
+    fs.mkdirSync(folder, { recursive: true });
+    const { resume } = options.checkpoint_settings;
+    if (resume) {
+      trainer.step = loadLatestCheckpoint(folder, trainer.optimizer);
+      this.logger.info(`Resuming training of ${name} from step ${trainer.step}.`);
+    } else if (paths.initializeFromDir !== null) {
+      loadLatestCheckpoint(path.join(paths.initializeFromDir, name), trainer.optimizer);
+      this.logger.info(`Initialized ${name} from the run in ${paths.initializeFromDir}.`);
+    }
+    const manager = new AgentManager<PpoPolicy>(spec, {
+      behaviorId: name,
+      stats: reporter,
+      maxTrajectoryLength: settings.time_horizon,
+      threaded: false,
+    });
+    manager.policyQueue.put(trainer.policy);
+    this.trainers.set(name, { trainer, manager, folder });
+    return manager;
+  }
+
+  private checkpoint(name: string, step: number): void {
+    const entry = this.trainers.get(name)!;
+    const record = saveCheckpoint(
+      {
+        behaviorName: name,
+        folder: entry.folder,
+        optimizer: entry.trainer.optimizer,
+        step,
+        reward: entry.trainer.meanRewardSinceUpdate,
+        keepCheckpoints: entry.trainer.settings.keep_checkpoints,
+      },
+      this.status,
+    );
+    this.status.save(this.run.paths.trainingStatusFile);
+    this.logger.info(`Saved the model of ${name} at step ${step}: ${record.file_path}`);
+  }
+
+  /** Upstream's _save_models: a checkpoint of every behavior at its current step, recorded as final. */
+  private saveFinalModels(): void {
+    for (const [name, { trainer, folder }] of this.trainers) {
+      const record = saveCheckpoint(
+        {
+          behaviorName: name,
+          folder,
+          optimizer: trainer.optimizer,
+          step: trainer.step,
+          reward: trainer.meanRewardSinceUpdate,
+          keepCheckpoints: trainer.settings.keep_checkpoints,
+        },
+        this.status,
+      );
+      this.status.setFinalCheckpoint(name, record);
+      this.logger.info(`Saved the final model of ${name} at step ${trainer.step}: ${record.file_path}`);
+    }
+    this.status.save(this.run.paths.trainingStatusFile);
+  }
+}

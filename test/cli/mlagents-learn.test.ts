@@ -1,0 +1,140 @@
+/**
+ * mlagents-learn end to end, in this process, over real gRPC with the built-in SimpleGoal
+ * environment as a child process: upstream's test_simple_ppo case (test_simple_rl.py with
+ * dummy_config.py's PPO settings) must train, and the run must leave upstream's results layout.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { parse } from 'yaml';
+import { memoryLogger } from '../../src/communicator/logger';
+import { ConfigError } from '../../src/config';
+import { learn } from '../../src/cli/mlagents-learn';
+import { listEventFiles, readEventFile } from '../../src/stats';
+import { tempDir } from '../helpers/paths';
+import { meanOfLastFive, simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';
+
+describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_simple_ppo)', () => {
+  const cwd = tempDir('learn-1d');
+  const logger = memoryLogger();
+  let episodeRewards: number[] = [];
+
+  beforeAll(async () => {
+    writeSimplePpoConfig(cwd);
+    const controller = await learn(await simpleGoalArgs('simple'), { cwd, logger });
+    episodeRewards = controller.behaviorTrainers.get('1D')!.episodeRewards;
+  }, 60000);
+
+  it('trains: the mean of the last 5 episode rewards is at least 0.9', () => {
+    expect(meanOfLastFive(episodeRewards)).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('prints upstream\'s summary line every summary_freq steps and says which backend runs', () => {
+    const messages = logger.lines.map((l) => l.message);
+    expect(messages).toContain('Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).');
+    const summaries = messages.filter((m) => m.startsWith('1D. Step: '));
+    expect(summaries.map((m) => m.split('.')[1])).toEqual([500, 1000, 1500, 2000, 2500, 3000].map((s) => ` Step: ${s}`));
+    expect(summaries[5]).toMatch(
+      /^1D\. Step: 3000\. Time Elapsed: \d+\.\d{3} s\. Mean Reward: -?\d+\.\d{3}\. Std of Reward: \d+\.\d{3}\. Training\.$/,
+    );
+    expect(messages.some((m) => m.startsWith('Hyperparameters for behavior name 1D: \n'))).toBe(true);
+  });
+
+  it('writes configuration.yaml with the resolved options', () => {
+    const written = parse(fs.readFileSync(path.join(cwd, 'results', 'simple', 'configuration.yaml'), 'utf8'));
+    expect(written.behaviors['1D'].hyperparameters.batch_size).toBe(16);
+    expect(written.behaviors['1D'].time_horizon).toBe(64);
+    expect(written.checkpoint_settings.run_id).toBe('simple');
+    expect(written.env_settings.env_path).toBe('builtin:SimpleGoal');
+  });
+
+  it('writes timers.json and training_status.json in run_logs, with the final checkpoint', () => {
+    const runLogs = path.join(cwd, 'results', 'simple', 'run_logs');
+    const timers = JSON.parse(fs.readFileSync(path.join(runLogs, 'timers.json'), 'utf8'));
+    expect(timers.name).toBe('root');
+    expect(Object.keys(timers.children)).toEqual(expect.arrayContaining(['env_reset', 'env_step', 'trainer_advance']));
+    const status = JSON.parse(fs.readFileSync(path.join(runLogs, 'training_status.json'), 'utf8'));
+    const final = status['1D'].final_checkpoint;
+    expect(final.steps).toBeGreaterThanOrEqual(3000);
+    expect(fs.existsSync(final.file_path)).toBe(true);
+    expect(status['1D'].checkpoints.at(-1)).toEqual(final);
+    expect(status.metadata.stats_format_version).toBe('0.3.0');
+    expect(fs.existsSync(path.join(cwd, 'results', 'simple', '1D', 'checkpoint.ckpt'))).toBe(true);
+  });
+
+  it('writes TensorBoard events under upstream\'s tags, every summary_freq steps', () => {
+    const files = listEventFiles(path.join(cwd, 'results', 'simple', '1D'));
+    expect(files).toHaveLength(1);
+    const events = readEventFile(files[0]);
+    const tags = new Set(events.flatMap((e) => (e.summary?.value ?? []).map((v) => v.tag)));
+    for (const tag of [
+      'Environment/Cumulative Reward',
+      'Environment/Episode Length',
+      'Policy/Entropy',
+      'Policy/Extrinsic Reward',
+      'Policy/Extrinsic Value Estimate',
+      'Policy/Learning Rate',
+      'Policy/Epsilon',
+      'Policy/Beta',
+      'Losses/Policy Loss',
+      'Losses/Value Loss',
+      'Hyperparameters/text_summary',
+    ]) {
+      expect(tags).toContain(tag);
+    }
+    expect(tags).not.toContain('Is Training');
+    const rewardSteps = events
+      .filter((e) => e.summary?.value.some((v) => v.tag === 'Environment/Cumulative Reward'))
+      .map((e) => e.step);
+    expect(rewardSteps).toEqual([500, 1000, 1500, 2000, 2500, 3000]);
+    const learningRates = events.flatMap((e) => e.summary?.value.filter((v) => v.tag === 'Policy/Learning Rate') ?? []);
+    expect(learningRates[0].simple_value).toBeCloseTo(5e-3, 8);
+  });
+
+  it('refuses the same run id again without --resume or --force, before launching anything', async () => {
+    await expect(learn(await simpleGoalArgs('simple'), { cwd, logger: memoryLogger() })).rejects.toThrow(
+      /checkpoint_settings\.run_id: Previous data from this run ID was found.*--resume.*--force/,
+    );
+  });
+
+  it('--resume continues from the saved step, optimizer and normalizer', async () => {
+    writeSimplePpoConfig(cwd, 3200);
+    const resumeLogger = memoryLogger();
+    const controller = await learn(await simpleGoalArgs('simple', '--resume'), { cwd, logger: resumeLogger });
+    const messages = resumeLogger.lines.map((l) => l.message);
+    expect(messages).toContain('Resuming training of 1D from step 3005.');
+    expect(controller.behaviorTrainers.get('1D')!.step).toBeGreaterThanOrEqual(3200);
+    // The events of the first run are kept when resuming.
+    expect(listEventFiles(path.join(cwd, 'results', 'simple', '1D')).length).toBe(2);
+  }, 30000);
+});
+
+describe('mlagents-learn refuses what it cannot do, before any environment starts', () => {
+  it('names the key of a configuration error', async () => {
+    const cwd = tempDir('learn-config-error');
+    writeSimplePpoConfig(cwd, 3000, '    hyperparameter:\n      batch_size: 3\n');
+    const error = await learn(await simpleGoalArgs('bad'), { cwd, logger: memoryLogger() }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).keyPath).toBe('behaviors.1D.hyperparameter');
+    expect(fs.existsSync(path.join(cwd, 'results', 'bad'))).toBe(false);
+  });
+
+  it.each([
+    ['reward signals other than extrinsic', '    reward_signals:\n      curiosity:\n        strength: 0.02\n', 'behaviors.1D.reward_signals.curiosity'],
+    ['memory', '    network_settings:\n      memory:\n        memory_size: 16\n', 'behaviors.1D.network_settings.memory'],
+  ])('refuses %s, naming the key', async (_what, yamlText, keyPath) => {
+    const cwd = tempDir('learn-not-built');
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), `behaviors:\n  1D:\n    trainer_type: ppo\n${yamlText}`);
+    const error = await learn(await simpleGoalArgs('unbuilt'), { cwd, logger: memoryLogger() }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).keyPath).toBe(keyPath);
+    expect((error as Error).message).toMatch(/not built yet/);
+  });
+
+  it('refuses a trainer type not built, naming the behavior', async () => {
+    const cwd = tempDir('learn-sac');
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), 'behaviors:\n  1D:\n    trainer_type: sac\n');
+    await expect(learn(await simpleGoalArgs('sac'), { cwd, logger: memoryLogger() })).rejects.toThrow(
+      /behaviors\.1D\.trainer_type: trainer_type sac is not available/,
+    );
+  });
+});

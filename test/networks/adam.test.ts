@@ -1,0 +1,28 @@
+import { Adam } from '../../src/networks/adam';
+
+describe('Adam', () => {
+  it('steps as torch.optim.Adam with its defaults (values worked out by hand)', () => {
+    const adam = new Adam(1);
+    const parameter = new Float32Array([1]);
+    adam.apply(parameter, new Float32Array([0.5]), 0.1);
+    // m = 0.1 * 0.5 = 0.05, v = 0.001 * 0.25; corrected: m = 0.5, v = 0.25, sqrt = 0.5.
+    expect(parameter[0]).toBeCloseTo(1 - (0.1 * 0.5) / (0.5 + 1e-8), 6);
+    adam.apply(parameter, new Float32Array([-1]), 0.1);
+    // m = 0.9 * 0.05 - 0.1 = -0.055, v = 0.999 * 0.00025 + 0.001 = 0.00124975;
+    // step size 0.1 / (1 - 0.81), denominator sqrt(v) / sqrt(1 - 0.999^2) + 1e-8.
+    const expected = 0.9 - ((0.1 / 0.19) * -0.055) / (Math.sqrt(0.00124975) / Math.sqrt(1 - 0.998001) + 1e-8);
+    expect(parameter[0]).toBeCloseTo(expected, 6);
+    expect(adam.step).toBe(2);
+    expect(adam.firstMoment[0]).toBeCloseTo(-0.055, 7);
+    expect(adam.secondMoment[0]).toBeCloseTo(0.00124975, 9);
+  });
+
+  it('moves each parameter by about the learning rate on the first step, whatever the gradient scale', () => {
+    const adam = new Adam(3);
+    const parameters = new Float32Array([0, 0, 0]);
+    adam.apply(parameters, new Float32Array([1e-3, -50, 0]), 0.01);
+    expect(parameters[0]).toBeCloseTo(-0.01, 6);
+    expect(parameters[1]).toBeCloseTo(0.01, 6);
+    expect(parameters[2]).toBe(0);
+  });
+});

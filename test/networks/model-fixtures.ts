@@ -1,0 +1,81 @@
+/** Behaviors, models and minibatches for the network and PPO tests. */
+import type { NetworkSettings } from '../../src/config/settings';
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType } from '../../src/env/behavior-spec';
+import { ActorCritic } from '../../src/networks/actor-critic';
+import { SeededRandom } from '../../src/sims/sdk/random';
+import { PpoMinibatch } from '../../src/trainers/ppo/loss';
+
+export function vectorObservation(size: number, observationType = ObservationType.DEFAULT): ObservationSpec {
+  return { shape: [size], dimensionProperty: [DimensionProperty.NONE], observationType, name: `vector${size}` };
+}
+
+export function behavior(observationSizes: number[], actionSpec: ActionSpec): BehaviorSpec {
+  return { observationSpecs: observationSizes.map((size) => vectorObservation(size)), actionSpec };
+}
+
+export function network(overrides: Partial<NetworkSettings> = {}): NetworkSettings {
+  return {
+    normalize: false,
+    hidden_units: 16,
+    num_layers: 2,
+    vis_encode_type: 'simple',
+    memory: null,
+    goal_conditioning_type: 'hyper',
+    deterministic: false,
+    ...overrides,
+  };
+}
+
+export function model(
+  spec: BehaviorSpec,
+  options: { network?: Partial<NetworkSettings>; rewardSignals?: string[]; sharedCritic?: boolean; seed?: number } = {},
+): ActorCritic {
+  return new ActorCritic(spec, {
+    network: network(options.network),
+    rewardSignals: options.rewardSignals ?? ['extrinsic'],
+    sharedCritic: options.sharedCritic ?? false,
+    seed: options.seed ?? 1,
+  });
+}
+
+/** Random observations, one array per observation of the model's behavior. */
+export function observations(spec: BehaviorSpec, count: number, random: SeededRandom): Float32Array[] {
+  return spec.observationSpecs.map((obs) => new Float32Array(count * obs.shape[0]).map(() => 1 + 2 * random.gaussian()));
+}
+
+/**
+ * A minibatch as the buffer would hold it: actions the model chose (one action per branch
+ * forbidden at random), acting-time log probabilities and values moved a little, as if the
+ * model had learned since, random advantages and returns.
+ */
+export function minibatch(net: ActorCritic, spec: BehaviorSpec, count: number, seed: number): PpoMinibatch {
+  const random = new SeededRandom(seed);
+  const obs = observations(spec, count, random);
+  const branches = spec.actionSpec.discreteBranches;
+  const maskWidth = branches.reduce((a, b) => a + b, 0);
+  const actionMasks = new Float32Array(count * maskWidth).fill(1);
+  for (let i = 0; i < count; i++) {
+    let first = 0;
+    for (const size of branches) {
+      actionMasks[i * maskWidth + first + random.int(size)] = 0;
+      first += size;
+    }
+  }
+  const acted = net.act(obs, count, actionMasks);
+  const values = net.values(obs, count);
+  const nudge = (values: Float32Array, amount: number) => values.map((v) => v + random.range(-amount, amount));
+  const perSignal = (make: (name: string) => Float32Array) =>
+    Object.fromEntries(net.rewardSignals.map((name) => [name, make(name)]));
+  return {
+    count,
+    observations: obs,
+    continuousActions: acted.action.continuous,
+    discreteActions: acted.action.discrete,
+    actionMasks,
+    oldContinuousLogProbs: nudge(acted.logProbs.continuous, 0.3),
+    oldDiscreteLogProbs: nudge(acted.logProbs.discrete, 0.3),
+    advantages: new Float32Array(count).map(() => random.gaussian()),
+    returns: perSignal(() => new Float32Array(count).map(() => random.gaussian())),
+    oldValues: perSignal((name) => nudge(values[name], 0.4)),
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * PPO's trainer on hand-made trajectories: the buffer columns upstream's _process_trajectory
+ * writes (value estimates, rewards, GAE advantages and returns, bootstrapped except at a true
+ * episode end), an update every buffer_size experiences that publishes the policy, and summaries
+ * and checkpoints at their intervals.
+ */
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
+import { settingsForBehavior } from '../../src/config';
+import { memoryLogger } from '../../src/communicator/logger';
+import { selectBackend } from '../../src/networks/backend';
+import { StatsRegistry, StatsSummary } from '../../src/stats';
+import { gae } from '../../src/trainers/advantages';
+import { AgentManagerQueue } from '../../src/trainers/agent-manager-queue';
+import { BufferKey, RewardSignalKeys } from '../../src/trainers/buffer';
+import { PpoPolicy, PpoTrainer, PpoTrainerSettings } from '../../src/trainers/ppo/trainer';
+import { Trajectory } from '../../src/trainers/trajectory';
+import { load } from '../config/config-helpers';
+
+const SPEC: BehaviorSpec = {
+  observationSpecs: [
+    { shape: [2], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'vector' },
+  ],
+  actionSpec: new ActionSpec(1, []),
+};
+
+function settings(extra = ''): PpoTrainerSettings {
+  const { options } = load(
+    'behaviors:\n  B:\n    trainer_type: ppo\n' +
+      '    hyperparameters: {batch_size: 4, buffer_size: 8, num_epoch: 2, lambd: 0.9}\n' +
+      '    network_settings: {num_layers: 1, hidden_units: 8}\n' +
+      `    summary_freq: 10\n    checkpoint_interval: 12\n    max_steps: 100\n${extra}`,
+  );
+  return settingsForBehavior(options, 'B', memoryLogger()) as PpoTrainerSettings;
+}
+
+/** Collects what the trainer writes: the step of each summary and its values. */
+function recordingStats() {
+  const written: Array<{ step: number; values: ReadonlyMap<string, StatsSummary> }> = [];
+  const registry = new StatsRegistry();
+  registry.addWriter({ writeStats: (_category, values, step) => written.push({ step, values }) });
+  return { reporter: registry.reporter('B'), written };
+}
+
+/** A trajectory of `n` steps acted by the trainer's own policy, with the given rewards. */
+function trajectory(trainer: PpoTrainer, rewards: number[], end: 'cut' | 'done' | 'interrupted', agentId = 'agent_0-1'): Trajectory {
+  const n = rewards.length;
+  const obs = Float32Array.from({ length: n * 2 }, (_, i) => Math.sin(i));
+  const acted = trainer.model.act([obs], n);
+  return new Trajectory({
+    agentId,
+    behaviorId: 'B',
+    steps: {
+      length: n,
+      obs: [obs],
+      continuousActions: acted.action.continuous,
+      discreteActions: new Int32Array(0),
+      continuousLogProbs: acted.logProbs.continuous,
+      discreteLogProbs: new Float32Array(0),
+      actionMasks: new Float32Array(0),
+      prevActions: new Int32Array(0),
+      rewards: Float32Array.from(rewards),
+      groupRewards: new Float32Array(n),
+      groupStatuses: Array.from({ length: n }, () => []),
+    },
+    nextObs: [Float32Array.from([0.5, -0.5])],
+    nextGroupObs: [],
+    doneReached: end !== 'cut',
+    interrupted: end === 'interrupted',
+  });
+}
+
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
+
+describe('PpoTrainer: processing a trajectory (upstream _process_trajectory)', () => {
+  it.each([
+    ['cut at time_horizon: bootstraps from the next observation', 'cut' as const],
+    ['interrupted by max steps: still bootstraps', 'interrupted' as const],
+    ['a true episode end: nothing follows', 'done' as const],
+  ])('%s', (_name, end) => {
+    const trainer = new PpoTrainer({ behaviorName: 'B', spec: SPEC, settings: settings(), stats: recordingStats().reporter, seed: 1 });
+    const rewards = [0.1, -0.2, 0.3, 1];
+    const t = trajectory(trainer, rewards, end);
+    trainer.processTrajectory(t);
+    const values = trainer.model.values(t.steps.obs, 4).extrinsic;
+    const bootstrap = end === 'done' ? null : trainer.model.values(t.nextObs, 1).extrinsic[0];
+    const expected = gae(Float32Array.from(rewards), values, bootstrap, 0.99, 0.9);
+    const buffer = trainer.updateBuffer;
+    expect(Array.from(buffer.get(RewardSignalKeys.valueEstimates('extrinsic')).rows)).toEqual(Array.from(values));
+    expect(Array.from(buffer.get(RewardSignalKeys.advantage('extrinsic')).rows)).toEqual(Array.from(expected.advantages));
+    expect(Array.from(buffer.get(RewardSignalKeys.returns('extrinsic')).rows)).toEqual(Array.from(expected.returns));
+    expect(Array.from(buffer.get(BufferKey.ADVANTAGES).rows)).toEqual(Array.from(expected.advantages));
+    expect(trainer.step).toBe(4);
+    expect(trainer.episodeRewards).toEqual(end === 'cut' ? [] : [Math.fround(0.1) + Math.fround(-0.2) + Math.fround(0.3) + 1]);
+  });
+
+  it('sums an episode\'s reward over the trajectories it was cut into', () => {
+    const trainer = new PpoTrainer({ behaviorName: 'B', spec: SPEC, settings: settings(), stats: recordingStats().reporter, seed: 1 });
+    trainer.processTrajectory(trajectory(trainer, [1, 1], 'cut'));
+    trainer.processTrajectory(trajectory(trainer, [0.5], 'cut', 'agent_0-2'));
+    trainer.processTrajectory(trajectory(trainer, [2], 'done'));
+    expect(trainer.episodeRewards).toEqual([4]);
+  });
+});
+
+describe('PpoTrainer: updates, summaries and checkpoints', () => {
+  it('updates once buffer_size experiences wait, publishes the policy and empties the buffer', () => {
+    const stats = recordingStats();
+    const trainer = new PpoTrainer({ behaviorName: 'B', spec: SPEC, settings: settings(), stats: stats.reporter, seed: 1 });
+    const trajectories = new AgentManagerQueue<Trajectory>('B');
+    const policies = new AgentManagerQueue<PpoPolicy>('B');
+    const before = Float32Array.from(trainer.model.parameters);
+
+    trajectories.put(trajectory(trainer, [0, 0, 0, 0, 0], 'cut'));
+    expect(trainer.advance(trajectories, policies)).toBe(false);
+    expect(policies.empty()).toBe(true);
+
+    trajectories.put(trajectory(trainer, [1, 0, 0, 1], 'done'));
+    expect(trainer.advance(trajectories, policies)).toBe(true);
+    expect(policies.tryGet()).toBe(trainer.policy);
+    expect(trainer.updateBuffer.numExperiences).toBe(0);
+    expect(trainer.model.parameters).not.toEqual(before);
+    // 9 experiences, batches of 4: 2 minibatches per epoch, 2 epochs.
+    expect(trainer.optimizer.adam.step).toBe(4);
+  });
+
+  it('writes a summary at each multiple of summary_freq and asks for a checkpoint at each checkpoint_interval', () => {
+    const stats = recordingStats();
+    const checkpoints: number[] = [];
+    const trainer = new PpoTrainer({
+      behaviorName: 'B',
+      spec: SPEC,
+      settings: settings(),
+      stats: stats.reporter,
+      seed: 1,
+      onCheckpoint: (step) => checkpoints.push(step),
+    });
+    for (let i = 0; i < 9; i++) trainer.processTrajectory(trajectory(trainer, [0, 0, 1], 'done'));
+    // Steps go 3, 6, ..., 27: summaries at 10 and 20 (the step they are due at), checkpoints once past 12 and 24.
+    expect(stats.written.map((w) => w.step)).toEqual([10, 20]);
+    expect(stats.written[0].values.get('Is Training')?.aggregatedValue).toBe(1);
+    expect(stats.written[0].values.get('Policy/Extrinsic Reward')?.mean).toBe(1);
+    expect(checkpoints).toEqual([12, 24]);
+  });
+
+  it('stops collecting experience for updates at max_steps', () => {
+    const trainer = new PpoTrainer({
+      behaviorName: 'B',
+      spec: SPEC,
+      settings: { ...settings(), max_steps: 4 },
+      stats: recordingStats().reporter,
+      seed: 1,
+    });
+    trainer.processTrajectory(trajectory(trainer, [0, 0, 0, 0], 'cut'));
+    expect(trainer.shouldStillTrain).toBe(false);
+    trainer.processTrajectory(trajectory(trainer, [0, 0], 'cut'));
+    expect(trainer.updateBuffer.numExperiences).toBe(4);
+  });
+});
