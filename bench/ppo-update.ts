@@ -12,7 +12,7 @@ import { memoryLogger } from '../src/communicator/logger';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../src/env/behavior-spec';
 import { ActorCritic } from '../src/networks/actor-critic';
 import { BackendName, selectBackend } from '../src/networks/backend';
-import { SeededRandom } from '../src/sims/sdk/random';
+import { SeededRandom } from '../src/communicator/random';
 import { PpoMinibatch } from '../src/trainers/ppo/loss';
 import { PpoOptimizer, PpoOptimizerSettings } from '../src/trainers/ppo/optimizer';
 import { ReferencePpoUpdate } from '../src/trainers/ppo/reference-update';

@@ -8,7 +8,7 @@ import { parseArgs } from 'util';
 import { memoryLogger } from '../src/communicator/logger';
 import { UnityEnvironment } from '../src/env/unity-environment';
 import { Academy, ActionsByBehavior, Brain, Decision, InfoBatch } from '../src/sims/sdk/academy';
-import { SeededRandom } from '../src/sims/sdk/random';
+import { SeededRandom } from '../src/communicator/random';
 import { SimDefinition } from '../src/sims/sdk/run-environment';
 import { builtinExecutable } from '../src/sims/builtin';
 import { BALL3D } from '../src/sims/envs/ball3d';

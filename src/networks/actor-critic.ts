@@ -27,7 +27,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
 import { ActionSpec, ActionTuple, BehaviorSpec, ObservationType, observationSize } from '../env/behavior-spec';
-import { SeededRandom } from '../sims/sdk/random';
+import { SeededRandom } from '../communicator/random';
 import {
   argmax,
   categoricalEntropy,

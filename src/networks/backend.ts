@@ -19,7 +19,7 @@ import type { Logger } from '../communicator/logger';
 export type BackendName = Exclude<Backend, 'auto'>;
 
 /** Fastest first: the order 'auto' tries. */
-export const BACKEND_ORDER: readonly BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+const BACKEND_ORDER: readonly BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
 
 interface BackendInfo {
   /** The npm package that provides it. */
@@ -70,6 +70,8 @@ export async function selectBackend(
       throw new BackendUnavailableError(`The ${requested} backend cannot run: ${failure}`);
     }
     logger.info(`Running the models on the ${requested} backend (${BACKENDS[requested].packageName}).`);
+    const gpuAbsence = requested === 'tensorflow-gpu' ? cudaGpuAbsence() : null;
+    if (gpuAbsence !== null) logger.warning(`tensorflow-gpu was asked for but ${gpuAbsence}: libtensorflow runs on the CPU.`);
     return { name: requested, packageName: BACKENDS[requested].packageName };
   }
   const passedOver: string[] = [];

@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs';
 import { ActorCritic, UnsupportedModelError, allowedActions } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';
 import { categoricalLogProb, clipAction, gaussianEntropy, gaussianLogProb, maskedSoftmax } from '../../src/networks/distributions';
-import { SeededRandom } from '../../src/sims/sdk/random';
+import { SeededRandom } from '../../src/communicator/random';
 import { behavior, model, observations, vectorObservation } from './model-fixtures';
 
 beforeAll(async () => {

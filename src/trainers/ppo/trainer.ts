@@ -11,8 +11,8 @@
 import type { PPOSettings, TrainerSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { DecisionSteps } from '../../env/steps';
-import { ActorCritic } from '../../networks/actor-critic';
-import { SeededRandom } from '../../sims/sdk/random';
+import { ActorCritic, allowedActions } from '../../networks/actor-critic';
+import { SeededRandom } from '../../communicator/random';
 import { STAT_KEYS, StatsPropertyType, StatsReporter, type Hyperparameters } from '../../stats';
 import { ActingPolicy, ActionInfo } from '../action-info';
 import { gae } from '../advantages';
@@ -31,7 +31,9 @@ export class PpoPolicy implements ActingPolicy {
 
   decide(decision: DecisionSteps): ActionInfo {
     const count = decision.length;
-    const output = this.model.act(decision.obs, count, allowedActions(decision, this.model.actionSpec.discreteBranches));
+    const branches = this.model.actionSpec.discreteBranches;
+    const masks = decision.actionMask === null || branches.length === 0 ? null : allowedActions(decision.actionMask, count, branches);
+    const output = this.model.act(decision.obs, count, masks);
     return {
       action: output.action,
       envAction: output.envAction,
@@ -42,21 +44,6 @@ export class PpoPolicy implements ActingPolicy {
   }
 }
 
-/** The environment's masks (1 = forbidden, one array per branch) as the model takes them (1 = allowed, per agent). */
-function allowedActions(decision: DecisionSteps, branches: readonly number[]): Float32Array | null {
-  if (decision.actionMask === null || branches.length === 0) return null;
-  const width = branches.reduce((a, b) => a + b, 0);
-  const allowed = new Float32Array(decision.length * width);
-  for (let i = 0; i < decision.length; i++) {
-    let column = 0;
-    branches.forEach((size, b) => {
-      const mask = decision.actionMask![b];
-      for (let k = 0; k < size; k++) allowed[i * width + column + k] = 1 - mask[i * size + k];
-      column += size;
-    });
-  }
-  return allowed;
-}
 
 export interface PpoTrainerOptions {
   readonly behaviorName: string;
