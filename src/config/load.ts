@@ -8,7 +8,7 @@ import { LineCounter, isScalar, parseDocument, visit } from 'yaml';
 import { Logger, consoleLogger } from '../communicator/logger';
 import { parseCommandLine } from './command-line';
 import { ConfigError } from './errors';
-import { ConfigSource, configError, describe, isMapping, optionsSource } from './reader';
+import { ConfigSource, configError, describe, isMapping, namedTrainerSettings, optionsSource } from './reader';
 import { checkFolderName } from './run-paths';
 import { BUILT_TRAINER_TYPES, CheckpointSettings, RunOptions, TrainerSettings } from './settings';
 import { defaultTrainerSettings, structureRunOptions } from './structure';
@@ -188,11 +188,7 @@ export function settingsForBehavior(options: RunOptions, behaviorName: string, l
  */
 export function checkTrainerTypesBuilt(options: RunOptions): void {
   const source = optionsSource(options);
-  const named: Array<[string, TrainerSettings | null]> = [
-    ['default_settings', options.default_settings],
-    ...Object.entries(options.behaviors).map(([name, settings]): [string, TrainerSettings] => [`behaviors.${name}`, settings]),
-  ];
-  for (const [at, settings] of named) {
+  for (const [at, settings] of namedTrainerSettings(options)) {
     if (settings === null || BUILT_TRAINER_TYPES.includes(settings.trainer_type)) continue;
     throw configError(
       source,

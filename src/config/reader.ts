@@ -4,7 +4,7 @@
  */
 import { Logger, memoryLogger } from '../communicator/logger';
 import { ConfigError, didYouMean } from './errors';
-import { RunOptions } from './settings';
+import { RunOptions, TrainerSettings } from './settings';
 
 /** Where the values being read came from, for error messages and warnings. */
 export interface ConfigSource {
@@ -49,6 +49,17 @@ export function configError(source: ConfigSource, keyPath: string | null, detail
 /** The source of options already loaded: their file, no flags known any more. */
 export function optionsSource(options: RunOptions, logger: Logger = memoryLogger()): ConfigSource {
   return { file: options.extras.config_path, flags: new Map(), logger };
+}
+
+/**
+ * The trainer settings of a run with the key path each sits at, for errors that name it:
+ * default_settings first (null when the file has none), then each behavior's.
+ */
+export function namedTrainerSettings(options: RunOptions): Array<[string, TrainerSettings | null]> {
+  return [
+    ['default_settings', options.default_settings],
+    ...Object.entries(options.behaviors).map(([name, settings]): [string, TrainerSettings] => [`behaviors.${name}`, settings]),
+  ];
 }
 
 export type Structure<T> = (value: unknown, path: string, source: ConfigSource) => T;

@@ -4,6 +4,7 @@
  * their key, Python's float repr, single-quoted strings only where a plain one would misread).
  */
 import { stringify } from 'yaml';
+import { floatRepr } from '../stats/python-format';
 import { isMapping } from './reader';
 import { RUN_OPTIONS_KEYS, RunOptions } from './settings';
 
@@ -106,26 +107,13 @@ function scalarText(value: unknown, key: string | null): string {
 
 /**
  * A float as PyYAML writes it: Python's repr (shortest round-trip digits, exponent form below
- * 1e-4 and from 1e16 up) with `.0` added to an exponent form without a point (`1.0e-05`).
+ * 1e-4 and from 1e16 up) with `.0` added to an exponent form without a point (`1.0e-05`), and
+ * YAML's spellings of NaN and the infinities.
  */
 export function pythonFloat(value: number): string {
   if (Number.isNaN(value)) return '.nan';
   if (value === Infinity) return '.inf';
   if (value === -Infinity) return '-.inf';
-  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
-  const [mantissa, exponentText] = Math.abs(value).toExponential().split('e');
-  const digits = mantissa.replace('.', '');
-  const exponent = Number(exponentText);
-  let text: string;
-  if (exponent < -4 || exponent >= 16) {
-    const significand = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : `${digits}.0`;
-    text = `${significand}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
-  } else if (exponent < 0) {
-    text = `0.${'0'.repeat(-exponent - 1)}${digits}`;
-  } else if (digits.length > exponent + 1) {
-    text = `${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}`;
-  } else {
-    text = `${digits}${'0'.repeat(exponent + 1 - digits.length)}.0`;
-  }
-  return value < 0 ? `-${text}` : text;
+  const repr = floatRepr(value);
+  return repr.includes('e') && !repr.includes('.') ? repr.replace('e', '.0e') : repr;
 }

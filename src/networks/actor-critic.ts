@@ -649,26 +649,6 @@ export class ActorCritic {
   }
 }
 
-/**
- * The environment's action masks (one array per branch, n x branch size, 1 where the action is
- * NOT available) in the form the models and upstream's buffer take: n x sum of branch sizes, 1
- * where the action IS available (upstream's 1 - concatenate(action_mask)). No masks: all allowed.
- */
-export function allowedActions(actionMask: readonly Uint8Array[] | null, count: number, branches: readonly number[]): Float32Array {
-  const width = branches.reduce((a, b) => a + b, 0);
-  const allowed = new Float32Array(count * width).fill(1);
-  if (actionMask === null) return allowed;
-  let first = 0;
-  branches.forEach((size, b) => {
-    const forbidden = actionMask[b];
-    for (let i = 0; i < count; i++) {
-      for (let k = 0; k < size; k++) allowed[i * width + first + k] = 1 - forbidden[i * size + k];
-    }
-    first += size;
-  });
-  return allowed;
-}
-
 /** Refuses, with the reason and the setting concerned, what these networks do not build yet. */
 function checkSupported(spec: BehaviorSpec, options: ActorCriticOptions): void {
   const { network } = options;

@@ -9,7 +9,7 @@
  */
 import { EnvironmentStats, StatsAggregationMethod } from '../communicator/side-channels/stats-side-channel';
 import { BehaviorSpec } from '../env/behavior-spec';
-import { DecisionSteps, TerminalSteps } from '../env/steps';
+import { DecisionSteps, TerminalSteps, allowedActions } from '../env/steps';
 import { ActionInfo } from './action-info';
 import { AgentManagerQueue } from './agent-manager-queue';
 import { BufferColumn } from './buffer';
@@ -315,7 +315,7 @@ class ExperienceRecorder {
     this.discreteActions.append(rowOf(action.discrete, acted.row, discreteSize));
     this.continuousLogProbs.append(rowOf(logProbs.continuous, acted.row, continuousSize));
     this.discreteLogProbs.append(rowOf(logProbs.discrete, acted.row, discreteSize));
-    this.actionMasks.append(this.allowedActions(seen.steps, seen.row));
+    this.actionMasks.append(allowedActions(seen.steps.actionMask, 1, this.spec.actionSpec.discreteBranches, seen.row, this.maskRow));
     this.prevActions.append(prevAction);
     this.rewards.append(reward);
     this.groupRewards.append(groupReward);
@@ -354,17 +354,6 @@ class ExperienceRecorder {
     return steps;
   }
 
-  /** 1 where an action is allowed: the environment's mask (1 = forbidden) inverted, all ones without one. */
-  private allowedActions(steps: DecisionSteps, row: number): Float32Array {
-    const mask = this.maskRow;
-    if (steps.actionMask === null) return mask.fill(1);
-    let k = 0;
-    steps.actionMask.forEach((branch, b) => {
-      const size = this.spec.actionSpec.discreteBranches[b];
-      for (let a = 0; a < size; a++) mask[k++] = 1 - branch[row * size + a];
-    });
-    return mask;
-  }
 }
 
 function rowOf<T extends Float32Array | Int32Array>(all: T, row: number, width: number): T {

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { Logger } from '../communicator/logger';
 import { RunOptions, RunPaths, TrainerSettings, behaviorDir, settingsForBehavior } from '../config';
-import { configError, optionsSource } from '../config/reader';
+import { configError, namedTrainerSettings, optionsSource } from '../config/reader';
 import { BehaviorSpec } from '../env/behavior-spec';
 import {
   ConsoleWriter,
@@ -35,11 +35,7 @@ const BUILT_REWARD_SIGNALS = ['extrinsic'];
  */
 export function checkFeaturesBuilt(options: RunOptions): void {
   const source = optionsSource(options);
-  const named: Array<[string, TrainerSettings | null]> = [
-    ['default_settings', options.default_settings],
-    ...Object.entries(options.behaviors).map(([name, s]): [string, TrainerSettings] => [`behaviors.${name}`, s]),
-  ];
-  for (const [at, settings] of named) {
+  for (const [at, settings] of namedTrainerSettings(options)) {
     if (settings === null) continue;
     for (const signal of Object.keys(settings.reward_signals)) {
       if (!BUILT_REWARD_SIGNALS.includes(signal)) {

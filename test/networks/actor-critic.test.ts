@@ -1,7 +1,8 @@
 import { memoryLogger } from '../../src/communicator/logger';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
 import * as tf from '@tensorflow/tfjs';
-import { ActorCritic, UnsupportedModelError, allowedActions } from '../../src/networks/actor-critic';
+import { ActorCritic, UnsupportedModelError } from '../../src/networks/actor-critic';
+import { allowedActions } from '../../src/env/steps';
 import { selectBackend } from '../../src/networks/backend';
 import { categoricalLogProb, clipAction, gaussianEntropy, gaussianLogProb, maskedSoftmax } from '../../src/networks/distributions';
 import { SeededRandom } from '../../src/communicator/random';

@@ -10,8 +10,8 @@
  */
 import type { PPOSettings, TrainerSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
-import { DecisionSteps } from '../../env/steps';
-import { ActorCritic, allowedActions } from '../../networks/actor-critic';
+import { DecisionSteps, allowedActions } from '../../env/steps';
+import { ActorCritic } from '../../networks/actor-critic';
 import { SeededRandom } from '../../communicator/random';
 import { STAT_KEYS, StatsPropertyType, StatsReporter, type Hyperparameters } from '../../stats';
 import { ActingPolicy, ActionInfo } from '../action-info';
