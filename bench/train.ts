@@ -1,0 +1,189 @@
+/**
+ * npm run bench:train: how fast `mlagents-learn` trains, end to end, through the built CLI.
+ *   (a) steps per second (agent steps, as the run counts them) on the built-in 3DBall (config/ppo/3DBall.yaml as it is,
+ *       its time scale included), with --num-envs 1 and 4, each run stopped after a fixed wall time;
+ *   (b) seconds per PPO update (buffer 12000, batch 64, 3 epochs) per backend, from bench/ppo-update.ts;
+ *   (c) wall time to train upstream's SimpleGoal test cases (1D continuous, 1D discrete, 2D) with
+ *       their configs and budgets, beside Python ML-Agents' times on this machine.
+ * Nothing is asserted: the numbers are printed as measured.
+ * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --backends wasm,cpu
+ */
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { parseArgs } from 'util';
+import * as YAML from 'yaml';
+import { freePort, tempDir } from '../test/helpers/paths';
+import { simpleGoalArgs, writeSimplePpoConfig } from '../test/cli/learn-helpers';
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'dist', 'cli', 'mlagents-learn.js');
+const THREE_D_BALL_CONFIG = path.join(ROOT, 'config', 'ppo', '3DBall.yaml');
+
+/** One console summary line: `<behavior>. Step: N. Time Elapsed: T s. Mean Reward: R. ...` */
+interface Summary {
+  step: number;
+  elapsedSeconds: number;
+  meanReward: number | null;
+}
+
+/** Reads the summaries out of mlagents-learn's console output (stats.py ConsoleWriter's format). */
+function parseSummaries(output: string): Summary[] {
+  const pattern = /Step: (\d+)\. Time Elapsed: ([\d.]+) s\.(?: Mean Reward: (-?[\d.]+)\.)?/g;
+  return [...output.matchAll(pattern)].map((m) => ({
+    step: Number(m[1]),
+    elapsedSeconds: Number(m[2]),
+    meanReward: m[3] === undefined ? null : Number(m[3]),
+  }));
+}
+
+interface Run {
+  output: string;
+  wallSeconds: number;
+  exitCode: number | null;
+}
+
+/** Runs the built CLI in `cwd`; after `stopAfterSeconds` (if given) sends SIGINT, as a user's Ctrl+C. */
+function runCli(cwd: string, args: string[], stopAfterSeconds?: number): Promise<Run> {
+  const start = performance.now();
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timer = stopAfterSeconds === undefined ? undefined : setTimeout(() => child.kill('SIGINT'), stopAfterSeconds * 1000);
+  return new Promise((resolve) => {
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ output, wallSeconds: (performance.now() - start) / 1000, exitCode: code });
+    });
+  });
+}
+
+function printTable(title: string, header: string[], rows: string[][]): void {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  const line = (cells: string[]) => cells.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd();
+  console.log(`\n${title}`);
+  console.log(line(header));
+  for (const row of rows) console.log(line(row));
+}
+
+/**
+ * (a) Steps per second between the first and the last summary of the run, so that start-up (backend,
+ * environment launch) is left out; with one summary only, its step over its elapsed time.
+ */
+async function threeDBallThroughput(numEnvs: number, seconds: number): Promise<string[]> {
+  const cwd = tempDir(`bench-3dball-${numEnvs}`);
+  const run = await runCli(
+    cwd,
+    [THREE_D_BALL_CONFIG, `--run-id=envs${numEnvs}`, '--env=builtin:3DBall', `--num-envs=${numEnvs}`,
+      `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'],
+    seconds,
+  );
+  const summaries = parseSummaries(run.output);
+  const first = summaries[0];
+  const last = summaries[summaries.length - 1];
+  let rate = 'n/a (no summary)';
+  if (summaries.length >= 2) rate = ((last.step - first.step) / (last.elapsedSeconds - first.elapsedSeconds)).toFixed(0);
+  else if (first) rate = `${(first.step / first.elapsedSeconds).toFixed(0)} (one summary, start-up included)`;
+  if (run.exitCode !== 0) rate += ` (exit code ${run.exitCode}: ${run.output.trim().split('\n').slice(-1)[0]})`;
+  return [String(numEnvs), seconds.toFixed(0), String(summaries.length), last ? String(last.step) : '0',
+    last?.meanReward?.toFixed(3) ?? '', rate];
+}
+
+/** (b) bench/ppo-update.ts run as it is; its rows of our optimizer give milliseconds per minibatch and seconds per update. */
+async function ppoUpdateSeconds(backends: string): Promise<string[][]> {
+  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+  const child = spawn(tsx, [path.join(ROOT, 'bench', 'ppo-update.ts'), '--backends', backends], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await new Promise((resolve) => child.on('exit', resolve));
+  return output
+    .split('\n')
+    .map((line) => line.trim().split(/\s{2,}/))
+    .filter((cells) => cells[1] === 'ours' || cells[1] === 'straightforward')
+    .map((cells) => [cells[0], cells[1], cells[2], cells[3]]);
+}
+
+interface SimpleGoalCase {
+  name: string;
+  maxSteps: number;
+  hyperparameters: Record<string, number>;
+  envArgs: string[];
+  upstream: string;
+}
+
+/** Upstream's test_simple_ppo (both action kinds) and test_2d_ppo (continuous), test_simple_rl.py. */
+const SIMPLE_GOAL_CASES: SimpleGoalCase[] = [
+  { name: '1D continuous', maxSteps: 3000, hyperparameters: {}, envArgs: ['--continuous', '1', '--discrete', '0'], upstream: '~5' },
+  { name: '1D discrete', maxSteps: 3000, hyperparameters: {}, envArgs: ['--continuous', '0', '--discrete', '1'], upstream: '~5' },
+  {
+    name: '2D continuous',
+    maxSteps: 10000,
+    hyperparameters: { batch_size: 64, buffer_size: 640 },
+    envArgs: ['--continuous', '2', '--discrete', '0', '--step-size', '0.8'],
+    upstream: '12-21',
+  },
+];
+
+/**
+ * (c) The whole run's wall time (process start to exit, as upstream's test time), and the elapsed
+ * time of the first summary whose mean reward reaches 0.9. A summary's mean covers the episodes of
+ * its period, not upstream's last 5 episodes, so the first crossing is indicative only.
+ */
+async function simpleGoalTime(testCase: SimpleGoalCase): Promise<string[]> {
+  const cwd = tempDir('bench-simplegoal');
+  const file = writeSimplePpoConfig(cwd, testCase.maxSteps);
+  const config = YAML.parse(fs.readFileSync(file, 'utf8'));
+  Object.assign(config.behaviors['1D'].hyperparameters, testCase.hyperparameters);
+  fs.writeFileSync(file, YAML.stringify(config));
+  const run = await runCli(cwd, await simpleGoalArgs('bench', '--env-args', ...testCase.envArgs));
+  const summaries = parseSummaries(run.output);
+  const reached = summaries.find((s) => s.meanReward !== null && s.meanReward >= 0.9);
+  const last = summaries[summaries.length - 1];
+  return [
+    testCase.name,
+    String(testCase.maxSteps),
+    run.wallSeconds.toFixed(1) + (run.exitCode === 0 ? '' : ` (exit code ${run.exitCode})`),
+    reached ? `${reached.elapsedSeconds.toFixed(1)} (step ${reached.step})` : 'not reached',
+    last?.meanReward?.toFixed(3) ?? '',
+    testCase.upstream,
+  ];
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '40' },
+      'num-envs': { type: 'string', default: '1,4' },
+      backends: { type: 'string', default: 'wasm,cpu' },
+    },
+  });
+  const seconds = Number(values.seconds);
+
+  const throughput: string[][] = [];
+  for (const numEnvs of (values['num-envs'] as string).split(',').map(Number)) {
+    throughput.push(await threeDBallThroughput(numEnvs, seconds));
+  }
+  printTable(
+    '(a) built-in 3DBall, config/ppo/3DBall.yaml (time_scale 1000, summary every 12000 steps), wasm backend, stopped by SIGINT',
+    ['num-envs', 'wall s', 'summaries', 'last step', 'last mean reward', 'steps/s (agent steps, as the run counts them, between first and last summary)'],
+    throughput,
+  );
+  console.log('upstream (Python ML-Agents PPO on 3DBall): none measured on this machine');
+
+  printTable(
+    '(b) one PPO update of 3DBall (buffer 12000, batch 64, 3 epochs: 561 minibatches), bench/ppo-update.ts',
+    ['backend', 'version', 'ms/minibatch', 's/update'],
+    await ppoUpdateSeconds(values.backends as string),
+  );
+
+  const times: string[][] = [];
+  for (const testCase of SIMPLE_GOAL_CASES) times.push(await simpleGoalTime(testCase));
+  printTable(
+    '(c) SimpleGoal, upstream\'s test configs and budgets (seed 1, wasm backend)',
+    ['case', 'max_steps', 'run wall s', 'first summary mean >= 0.9: s', 'last summary mean', 'Python ML-Agents s'],
+    times,
+  );
+}
+
+void main();
