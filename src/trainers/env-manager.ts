@@ -6,22 +6,37 @@
  * environments concurrently.
  *
  * It launches the environments too: --num-envs workers on consecutive ports, each told the engine
- * settings and the environment parameters with its first (RESET) message.
+ * settings and the environment parameters with its first (RESET) message. A worker that crashes
+ * (its process exits, its connection breaks or it stops answering) is relaunched on its port and
+ * every environment is reset, as upstream's SubprocessEnvManager does, until the worker exceeds
+ * --max-lifetime-restarts or --restarts-rate-limit-n crashes within --restarts-rate-limit-period-s.
  */
-import type { EngineSettings, EnvironmentParameterSettings, SamplerSettings } from '../config/settings';
+import type {
+  EngineSettings,
+  EnvironmentParameterSettings,
+  EnvironmentSettings,
+  SamplerSettings,
+} from '../config/settings';
 import type { Logger } from '../communicator/logger';
+import { CommunicatorError } from '../communicator/rpc-communicator';
 import { EngineConfigurationChannel } from '../communicator/side-channels/engine-configuration-channel';
 import { EnvironmentParametersChannel } from '../communicator/side-channels/environment-parameters-channel';
 import { StatsSideChannel } from '../communicator/side-channels/stats-side-channel';
 import { BehaviorSpec } from '../env/behavior-spec';
 import { DecisionSteps } from '../env/steps';
-import { UnityEnvironment } from '../env/unity-environment';
+import { UnityEnvironment, UnityEnvironmentError } from '../env/unity-environment';
 import { timers } from '../stats/timers';
 import { ActingPolicy, ActionInfo, EMPTY_ACTION_INFO } from './action-info';
 import { AgentManager } from './agent-processor';
 
 /** What the environment manager needs of each behavior: its agent manager. */
 export type BehaviorManagerFactory = (behaviorName: string, spec: BehaviorSpec) => AgentManager<ActingPolicy>;
+
+/** How often a crashed worker may be restarted; -1 lifts a limit. */
+export type RestartLimits = Pick<
+  EnvironmentSettings,
+  'max_lifetime_restarts' | 'restarts_rate_limit_n' | 'restarts_rate_limit_period_s'
+>;
 
 export interface LaunchOptions {
   /** The executable to launch; null waits for the Unity Editor (press Play). */
@@ -37,6 +52,7 @@ export interface LaunchOptions {
   readonly logFolder: string;
   readonly engine: EngineSettings;
   readonly environmentParameters: Record<string, EnvironmentParameterSettings> | null;
+  readonly restarts: RestartLimits;
   readonly logger: Logger;
 }
 
@@ -51,11 +67,29 @@ interface Worker {
 export class EnvManager {
   private readonly managers = new Map<string, AgentManager<ActingPolicy>>();
   private readonly policies = new Map<string, ActingPolicy>();
+  /** Per worker, how many times it was restarted over the whole run. */
+  private readonly restartCounts: number[];
+  /** Per worker, when it was restarted within the last --restarts-rate-limit-period-s. */
+  private readonly recentRestartTimes: number[][];
 
   private constructor(
-    private readonly workers: readonly Worker[],
+    private readonly workers: Worker[],
+    private readonly options: LaunchOptions,
     private readonly managerFor: BehaviorManagerFactory,
-  ) {}
+  ) {
+    this.restartCounts = workers.map(() => 0);
+    this.recentRestartTimes = workers.map(() => []);
+  }
+
+  /** The environment each worker runs now (a restarted worker has a new one). */
+  get environments(): readonly UnityEnvironment[] {
+    return this.workers.map((w) => w.env);
+  }
+
+  /** How many times each worker was restarted after a crash. */
+  get restartCountPerWorker(): readonly number[] {
+    return this.restartCounts;
+  }
 
   /**
    * Launches the workers concurrently and waits for all their handshakes. If one fails, those
@@ -71,7 +105,7 @@ export class EnvManager {
       await Promise.all(workers.map((w) => w.env.close()));
       throw failure.reason;
     }
-    return new EnvManager(workers, managerFor);
+    return new EnvManager(workers, options, managerFor);
   }
 
   /** Sends every RESET (with the engine settings and parameters) and takes in the first steps. */
@@ -80,25 +114,81 @@ export class EnvManager {
     this.takeSteps();
   }
 
-  /** One step of every environment: the actions decided on the last steps go out, the next steps come in. */
+  /**
+   * One step of every environment: the actions decided on the last steps go out, the next steps
+   * come in. If workers crashed, they are restarted and all environments reset instead.
+   */
   async step(): Promise<void> {
-    await Promise.all(
-      this.workers.map(async (worker) => {
-        try {
-          await timers.time('exchange', () => worker.env.step());
-        } catch (error) {
-          throw new Error(
-            `Environment worker ${worker.env.workerId} (port ${worker.env.port}) stopped: ${(error as Error).message}`,
-            { cause: error },
-          );
-        }
-      }),
-    );
-    this.takeSteps();
+    const outcomes = await Promise.allSettled(this.workers.map((w) => timers.time('exchange', () => w.env.step())));
+    const crashes = new Map<number, Error>();
+    outcomes.forEach((outcome, workerId) => {
+      if (outcome.status === 'rejected') crashes.set(workerId, outcome.reason as Error);
+    });
+    if (crashes.size === 0) {
+      this.takeSteps();
+      return;
+    }
+    for (const [workerId, error] of crashes) this.assertCanRestart(workerId, error);
+    await this.restartWorkers(crashes);
   }
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.env.close()));
+  }
+
+  /**
+   * Throws unless the worker's crash is one a restart can cure (the environment left, broke its
+   * connection or stopped answering) and the worker still has restarts left.
+   */
+  private assertCanRestart(workerId: number, error: Error): void {
+    const { env } = this.workers[workerId];
+    const stopped = `Environment worker ${workerId} (port ${env.port}) stopped: ${error.message}`;
+    if (!(error instanceof CommunicatorError || error instanceof UnityEnvironmentError)) {
+      throw new Error(stopped, { cause: error });
+    }
+    const exceeded = this.exceededRestartLimit(workerId);
+    if (exceeded !== null) {
+      this.options.logger.error(`Worker ${workerId} exceeded the allowed number of restarts.`);
+      throw new Error(`Worker ${workerId} exceeded the allowed number of restarts (${exceeded}). ${stopped}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** The limit another restart of the worker would break, in words; null when it may restart. */
+  private exceededRestartLimit(workerId: number): string | null {
+    const limits = this.options.restarts;
+    const periodStart = Date.now() - limits.restarts_rate_limit_period_s * 1000;
+    const recent = this.recentRestartTimes[workerId].filter((time) => time > periodStart);
+    this.recentRestartTimes[workerId] = recent;
+    const lifetimeLimit = limits.max_lifetime_restarts;
+    if (lifetimeLimit !== -1 && this.restartCounts[workerId] >= lifetimeLimit) {
+      return `--max-lifetime-restarts ${lifetimeLimit}`;
+    }
+    const rateLimit = limits.restarts_rate_limit_n;
+    if (rateLimit !== -1 && recent.length >= rateLimit) {
+      return `--restarts-rate-limit-n ${rateLimit} within --restarts-rate-limit-period-s ${limits.restarts_rate_limit_period_s}`;
+    }
+    return null;
+  }
+
+  /**
+   * Relaunches the crashed workers on their ports, then resets every environment and ends every
+   * agent's episode: the steps in flight when the workers crashed are no longer to be trusted.
+   */
+  private async restartWorkers(crashes: ReadonlyMap<number, Error>): Promise<void> {
+    await Promise.all(
+      [...crashes].map(async ([workerId, error]) => {
+        this.options.logger.warning(`Restarting worker[${workerId}] after '${error.message}'`);
+        this.recentRestartTimes[workerId].push(Date.now());
+        this.restartCounts[workerId] += 1;
+        await this.workers[workerId].env.close();
+        this.workers[workerId] = await launchWorker(this.options, workerId);
+      }),
+    );
+    for (const manager of this.managers.values()) manager.endEpisode();
+    for (const worker of this.workers) worker.lastDecision.clear();
+    await this.reset();
   }
 
   /**

@@ -65,7 +65,7 @@ export function checkFeaturesBuilt(options: RunOptions): void {
 export interface TrainerControllerOptions {
   readonly options: RunOptions;
   readonly paths: RunPaths;
-  readonly launch: Omit<LaunchOptions, 'logger'>;
+  readonly launch: Omit<LaunchOptions, 'logger' | 'restarts'>;
   readonly seed: number;
   readonly logger: Logger;
 }
@@ -112,8 +112,9 @@ export class TrainerController {
     fs.mkdirSync(this.run.paths.runLogsDir, { recursive: true });
     let envManager: EnvManager | null = null;
     try {
-      envManager = await EnvManager.launch({ ...this.run.launch, logger: this.logger }, (name, spec) =>
-        this.createTrainer(name, spec),
+      envManager = await EnvManager.launch(
+        { ...this.run.launch, restarts: this.run.options.env_settings, logger: this.logger },
+        (name, spec) => this.createTrainer(name, spec),
       );
       await timers.time('env_reset', () => envManager!.reset());
       while (!this.stopRequested && this.shouldStillTrain()) {

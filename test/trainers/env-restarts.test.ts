@@ -1,0 +1,155 @@
+/**
+ * The EnvManager restarting crashed workers, against the scripted environment: real child
+ * processes that leave the session after a number of steps, or that are killed.
+ */
+import { memoryLogger } from '../../src/communicator/logger';
+import { BehaviorSpec } from '../../src/env/behavior-spec';
+import { DecisionSteps } from '../../src/env/steps';
+import { ActingPolicy, ActionInfo } from '../../src/trainers/action-info';
+import { AgentManager } from '../../src/trainers/agent-processor';
+import { EnvManager, RestartLimits } from '../../src/trainers/env-manager';
+import { SCRIPTED_ENV, freePort, tempDir } from '../helpers/paths';
+
+/** Acts with zeros: the scripted environment's rewards do not matter here. */
+class ZeroPolicy implements ActingPolicy {
+  constructor(private readonly spec: BehaviorSpec) {}
+
+  decide(decision: DecisionSteps): ActionInfo {
+    const n = decision.length;
+    const continuous = new Float32Array(n * this.spec.actionSpec.continuousSize);
+    const discrete = new Int32Array(n * this.spec.actionSpec.discreteSize);
+    return {
+      action: { continuous, discrete },
+      envAction: { continuous, discrete },
+      logProbs: { continuous: new Float32Array(continuous.length), discrete: new Float32Array(discrete.length) },
+      agentIds: decision.agentId.slice(),
+    };
+  }
+}
+
+const opened: EnvManager[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((m) => m.close()));
+});
+
+async function launch(numEnvs: number, envArgs: string[], restarts: RestartLimits) {
+  const logger = memoryLogger();
+  const managers = new Map<string, AgentManager<ActingPolicy>>();
+  const episodeLengths: number[] = [];
+  const stats = {
+    addStat: (key: string, value: number) => key === 'Environment/Episode Length' && episodeLengths.push(value),
+    setStat: () => undefined,
+  };
+  const envManager = await EnvManager.launch(
+    {
+      executable: SCRIPTED_ENV,
+      numEnvs,
+      basePort: await freePort(),
+      seed: 0,
+      noGraphics: true,
+      timeoutWait: 10,
+      envArgs: ['--agents', '2', ...envArgs],
+      numAreas: 1,
+      bindAddress: 'localhost',
+      logFolder: tempDir('env-restarts'),
+      engine: {
+        width: 84,
+        height: 84,
+        quality_level: 5,
+        time_scale: 20,
+        target_frame_rate: -1,
+        capture_frame_rate: 60,
+        no_graphics: true,
+      },
+      environmentParameters: null,
+      restarts,
+      logger,
+    },
+    (name, spec) => {
+      const manager = new AgentManager<ActingPolicy>(spec, {
+        behaviorId: name,
+        stats,
+        threaded: false,
+      });
+      manager.policyQueue.put(new ZeroPolicy(spec));
+      managers.set(name, manager);
+      return manager;
+    },
+  );
+  opened.push(envManager);
+  await envManager.reset();
+  return { envManager, logger, episodeLengths };
+}
+
+const UNLIMITED: RestartLimits = { max_lifetime_restarts: -1, restarts_rate_limit_n: -1, restarts_rate_limit_period_s: 60 };
+
+describe('restarting crashed environment workers', () => {
+  it('relaunches a worker that left the session on its port, resets it and goes on stepping', async () => {
+    const { envManager, logger, episodeLengths } = await launch(1, ['--episode-length', '3', '--quit-after', '5'], UNLIMITED);
+    const first = envManager.environments[0];
+    for (let step = 1; step <= 4; step++) await envManager.step();
+    expect(episodeLengths).toEqual([2, 2]);
+    await envManager.step(); // the environment leaves at its fifth step: restarted and reset
+    expect(envManager.restartCountPerWorker).toEqual([1]);
+    const second = envManager.environments[0];
+    expect(second).not.toBe(first);
+    expect(second.port).toBe(first.port);
+    expect(logger.lines).toContainEqual({
+      level: 'warning',
+      message: expect.stringMatching(/^Restarting worker\[0\] after '.+'$/),
+    });
+    // The new process answers from its first step (the observation starts with the step number).
+    expect(second.getSteps('Scripted')[0].observation(0, 0)[0]).toBe(0);
+    await envManager.step();
+    expect(second.getSteps('Scripted')[0].observation(0, 0)[0]).toBe(1);
+    // The episodes cut by the crash ended without a trace: the next ones count from the reset.
+    await envManager.step();
+    await envManager.step();
+    expect(episodeLengths).toEqual([2, 2, 2, 2]);
+  });
+
+  it('restarts a killed worker and keeps the other one', async () => {
+    const { envManager } = await launch(2, [], UNLIMITED);
+    await envManager.step();
+    const [kept, killed] = envManager.environments;
+    const pid = (killed as unknown as { process: { pid: number } }).process.pid;
+    process.kill(pid, 'SIGKILL');
+    await envManager.step();
+    expect(envManager.restartCountPerWorker).toEqual([0, 1]);
+    expect(envManager.environments[0]).toBe(kept);
+    const replacement = envManager.environments[1];
+    expect(replacement).not.toBe(killed);
+    await envManager.step();
+    expect(replacement.getSteps('Scripted')[0].length).toBe(2);
+  });
+
+  it('stops when a worker crashes more often than --max-lifetime-restarts', async () => {
+    const limits = { ...UNLIMITED, max_lifetime_restarts: 2 };
+    const { envManager, logger } = await launch(1, ['--quit-after', '1'], limits);
+    await envManager.step();
+    await envManager.step();
+    expect(envManager.restartCountPerWorker).toEqual([2]);
+    await expect(envManager.step()).rejects.toThrow(
+      /^Worker 0 exceeded the allowed number of restarts \(--max-lifetime-restarts 2\)\. Environment worker 0 \(port \d+\) stopped: /,
+    );
+    expect(logger.lines).toContainEqual({ level: 'error', message: 'Worker 0 exceeded the allowed number of restarts.' });
+  });
+
+  it('stops when a worker crashes more than --restarts-rate-limit-n times within the period', async () => {
+    const limits = { max_lifetime_restarts: 10, restarts_rate_limit_n: 1, restarts_rate_limit_period_s: 60 };
+    const { envManager } = await launch(1, ['--quit-after', '1'], limits);
+    await envManager.step();
+    expect(envManager.restartCountPerWorker).toEqual([1]);
+    await expect(envManager.step()).rejects.toThrow(
+      /exceeded the allowed number of restarts \(--restarts-rate-limit-n 1 within --restarts-rate-limit-period-s 60\)/,
+    );
+  });
+
+  it('counts only the restarts within the period against the rate limit', async () => {
+    const limits = { max_lifetime_restarts: 10, restarts_rate_limit_n: 1, restarts_rate_limit_period_s: 0 };
+    const { envManager } = await launch(1, ['--quit-after', '1'], limits);
+    await envManager.step();
+    await envManager.step();
+    expect(envManager.restartCountPerWorker).toEqual([2]);
+  });
+});
