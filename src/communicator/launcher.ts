@@ -331,7 +331,7 @@ function groupAlive(pgid: number): boolean {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Waits for `promise`, but at most `ms`; the timer is cleared so it holds nothing open. */
-function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+export function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     promise.then(() => undefined),

@@ -21,8 +21,6 @@ export const PACKAGE_VERSION: string = (
   require(path.resolve(__dirname, '..', '..', 'package.json')) as { version: string }
 ).version;
 
-export const PROTO_FILES_DIR = path.join(PROTO_DIR, 'mlagents_envs', 'communicator_objects');
-
 export const STATUS_OK = 200;
 /** Either side sends this status to end the session. */
 export const STATUS_QUIT = 400;
@@ -42,6 +40,21 @@ export enum ObservationTypeProto {
   DEFAULT = 0,
   GOAL_SIGNAL = 1,
 }
+
+/** Upstream's DimensionProperty flags, as ObservationProto.dimension_properties carries them. */
+export enum DimensionPropertyProto {
+  UNSPECIFIED = 0,
+  NONE = 1,
+  TRANSLATIONAL_EQUIVARIANCE = 2,
+  VARIABLE_SIZE = 4,
+}
+
+/** How a camera sensor describes its channel-first [C, H, W] image. */
+export const CHANNEL_FIRST_IMAGE_DIMENSIONS: readonly DimensionPropertyProto[] = [
+  DimensionPropertyProto.NONE,
+  DimensionPropertyProto.TRANSLATIONAL_EQUIVARIANCE,
+  DimensionPropertyProto.TRANSLATIONAL_EQUIVARIANCE,
+];
 
 export enum SpaceTypeProto {
   discrete = 0,

@@ -3,19 +3,13 @@
  * Batched actions live in typed arrays, one row per agent.
  */
 
-/** How a dimension of an observation may be treated (upstream's DimensionProperty flags). */
-export enum DimensionProperty {
-  UNSPECIFIED = 0,
-  NONE = 1,
-  TRANSLATIONAL_EQUIVARIANCE = 2,
-  VARIABLE_SIZE = 4,
-}
+// The API names of upstream's DimensionProperty and ObservationType: the values are the wire's.
+import {
+  DimensionPropertyProto as DimensionProperty,
+  ObservationTypeProto as ObservationType,
+} from '../communicator/messages';
 
-/** What an observation is for (upstream's ObservationType). */
-export enum ObservationType {
-  DEFAULT = 0,
-  GOAL_SIGNAL = 1,
-}
+export { DimensionProperty, ObservationType };
 
 export interface ObservationSpec {
   readonly shape: readonly number[];

@@ -20,15 +20,13 @@
  * layout the shape is written in ({@link visualLayout} tells which from the proto's fields).
  */
 import { PNG } from 'pngjs';
+import { DimensionPropertyProto } from '../communicator/messages';
 
 /** Order of the dimensions in a visual observation's shape and in the decoded array. */
 export type VisualLayout = 'HWC' | 'CHW';
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
-/** DimensionPropertyProto values (ml-agents base_env.DimensionProperty). */
-const DIMENSION_NONE = 1;
-const DIMENSION_TRANSLATIONAL_EQUIVARIANCE = 2;
 
 /**
  * Which layout a rank-3 observation's shape is written in. The dimension properties decide when
@@ -41,9 +39,9 @@ export function visualLayout(
 ): VisualLayout {
   if (dimensionProperties !== undefined && dimensionProperties.length === 3) {
     const [a, b, c] = dimensionProperties;
-    const image = DIMENSION_TRANSLATIONAL_EQUIVARIANCE;
-    if (a === DIMENSION_NONE && b === image && c === image) return 'CHW';
-    if (a === image && b === image && c === DIMENSION_NONE) return 'HWC';
+    const image = DimensionPropertyProto.TRANSLATIONAL_EQUIVARIANCE;
+    if (a === DimensionPropertyProto.NONE && b === image && c === image) return 'CHW';
+    if (a === image && b === image && c === DimensionPropertyProto.NONE) return 'HWC';
   }
   if (unityPackageVersion !== undefined) {
     const major = Number.parseInt(unityPackageVersion, 10);

@@ -12,7 +12,7 @@
  *   await env.close();
  */
 import * as path from 'path';
-import { LaunchedEnvironment, launchEnvironment } from '../communicator/launcher';
+import { LaunchedEnvironment, launchEnvironment, waitAtMost } from '../communicator/launcher';
 import { Logger, consoleLogger } from '../communicator/logger';
 import {
   COMMUNICATION_API_VERSION,
@@ -288,9 +288,7 @@ export class UnityEnvironment {
     await this.communicator.close();
     if (this.process !== undefined) {
       // Give the player a moment to quit by itself after status 400, then end its group.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.process.exited, new Promise((r) => (timer = setTimeout(r, 2000)))]);
-      clearTimeout(timer);
+      await waitAtMost(this.process.exited, 2000);
       await this.process.close();
     }
   }

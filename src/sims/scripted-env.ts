@@ -17,6 +17,7 @@ import * as fs from 'fs';
 import { PNG } from 'pngjs';
 import {
   BrainParametersProto,
+  CHANNEL_FIRST_IMAGE_DIMENSIONS,
   CommandProto,
   UnityMessageProto,
   UnityRLInitializationOutput,
@@ -26,6 +27,7 @@ import { FloatPropertiesChannel } from '../communicator/side-channels/float-prop
 import { SideChannelManager } from '../communicator/side-channels/side-channel-manager';
 import { ActionSizes, AgentActionColumns, StepInputMessage, stepInputFromProto } from '../communicator/wire/step-input';
 import { AgentInfosToSend, ObservationToSend, encodeStepOutputMessage } from '../communicator/wire/step-output';
+import { SimOptionSpecs, SimOptionValues, intOption, parsePlayerArgs } from './sdk/run-environment';
 import { UnityClient } from './unity-client';
 
 export interface ScriptedEnvOptions {
@@ -51,58 +53,61 @@ export interface ScriptedEnvOptions {
   secondBehaviorAt?: number;
 }
 
-export function parseScriptedEnvArgs(argv: readonly string[]): ScriptedEnvOptions {
-  const options: ScriptedEnvOptions = {
-    port: 5005,
-    behavior: 'Scripted',
-    agents: 2,
-    obsSize: 8,
-    continuous: 2,
-    discrete: [],
-    episodeLength: 5,
-    interrupt: false,
-    newIdPerEpisode: false,
-    communicationVersion: '1.5.0',
-  };
-  const int = (value: string | undefined, flag: string): number => {
-    const n = Number(value);
-    if (value === undefined || !Number.isInteger(n)) {
-      throw new Error(`${flag} needs an integer, got ${value ?? 'nothing'}`);
-    }
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const next = () => argv[++i];
-    switch (arg) {
-      case '--mlagents-port': options.port = int(next(), arg); break;
-      case '-logFile': options.logFile = next(); break;
-      case '--behavior': options.behavior = next(); break;
-      case '--agents': options.agents = int(next(), arg); break;
-      case '--obs-size': options.obsSize = int(next(), arg); break;
-      case '--continuous': options.continuous = int(next(), arg); break;
-      case '--discrete': options.discrete = next().split(',').filter(Boolean).map((v) => int(v, arg)); break;
-      case '--episode-length': options.episodeLength = int(next(), arg); break;
-      case '--interrupt': options.interrupt = true; break;
-      case '--new-id-per-episode': options.newIdPerEpisode = true; break;
-      case '--visual': options.visual = next().split('x').map((v) => int(v, arg)) as [number, number, number]; break;
-      case '--comm-version': options.communicationVersion = next(); break;
-      case '--exit-code': options.exitCode = int(next(), arg); break;
-      case '--nan-at-step': options.nanAtStep = int(next(), arg); break;
-      case '--quit-after': options.quitAfter = int(next(), arg); break;
-      case '--hang-at-step': options.hangAtStep = int(next(), arg); break;
-      case '--second-behavior-at': options.secondBehaviorAt = int(next(), arg); break;
-      default:
-        // Unity players ignore flags they do not know (-nographics, -batchmode, ...): so do we.
-        break;
-    }
-  }
-  return options;
+const SCRIPTED_OPTIONS: SimOptionSpecs = {
+  'mlagents-port': { type: 'string', default: '5005', description: 'port of the trainer' },
+  behavior: { type: 'string', default: 'Scripted', description: 'behavior name' },
+  agents: { type: 'string', default: '2', description: 'number of agents' },
+  'obs-size': { type: 'string', default: '8', description: 'size of the vector observation' },
+  continuous: { type: 'string', default: '2', description: 'continuous actions' },
+  discrete: { type: 'string', default: '', description: 'discrete branch sizes, e.g. 3,2' },
+  'episode-length': { type: 'string', default: '5', description: 'steps per episode' },
+  interrupt: { type: 'boolean', description: 'end episodes as interrupted (max step)' },
+  'new-id-per-episode': { type: 'boolean', description: 'a new agent id at each episode' },
+  visual: { type: 'string', description: 'an extra PNG observation, CxHxW' },
+  'comm-version': { type: 'string', default: '1.5.0', description: 'communication version to announce' },
+  'exit-code': { type: 'string', description: 'exit with this code before connecting' },
+  'nan-at-step': { type: 'string', description: 'send a NaN observation at this step' },
+  'quit-after': { type: 'string', description: 'leave the session after this many steps' },
+  'hang-at-step': { type: 'string', description: 'stop answering at this step' },
+  'second-behavior-at': { type: 'string', description: 'a second behavior appears at this step' },
+};
+
+/** Integers separated by `separator` (an empty value: none). */
+function intList(values: SimOptionValues, name: string, separator: string): number[] {
+  const raw = values[name];
+  if (typeof raw !== 'string' || raw === '') return [];
+  return raw.split(separator).map((part) => intOption({ [name]: part }, name));
 }
 
-// Values of upstream's DimensionProperty, as a camera sensor describes its channel-first shape.
-const DimensionPropertyNone = 1;
-const DimensionPropertyTranslational = 2;
+function optionalInt(values: SimOptionValues, name: string): number | undefined {
+  return values[name] === undefined ? undefined : intOption(values, name);
+}
+
+export function parseScriptedEnvArgs(argv: readonly string[]): ScriptedEnvOptions {
+  const { logFile, values } = parsePlayerArgs(SCRIPTED_OPTIONS, argv);
+  const visual = intList(values, 'visual', 'x');
+  if (visual.length !== 0 && visual.length !== 3) throw new Error(`--visual needs CxHxW, got ${String(values.visual)}.`);
+  return {
+    port: intOption(values, 'mlagents-port'),
+    logFile,
+    behavior: String(values.behavior),
+    agents: intOption(values, 'agents'),
+    obsSize: intOption(values, 'obs-size'),
+    continuous: intOption(values, 'continuous'),
+    discrete: intList(values, 'discrete', ','),
+    episodeLength: intOption(values, 'episode-length'),
+    interrupt: values.interrupt === true,
+    newIdPerEpisode: values['new-id-per-episode'] === true,
+    visual: visual.length === 3 ? (visual as [number, number, number]) : undefined,
+    communicationVersion: String(values['comm-version']),
+    exitCode: optionalInt(values, 'exit-code'),
+    nanAtStep: optionalInt(values, 'nan-at-step'),
+    quitAfter: optionalInt(values, 'quit-after'),
+    hangAtStep: optionalInt(values, 'hang-at-step'),
+    secondBehaviorAt: optionalInt(values, 'second-behavior-at'),
+  };
+}
+
 
 /**
  * The agents of one behavior, as columns: agent i's id, step in its episode and last actions
@@ -258,7 +263,7 @@ class ScriptedBehavior {
     if (o.visual !== undefined) {
       observations.push({
         shape: o.visual,
-        dimensionProperties: [DimensionPropertyNone, DimensionPropertyTranslational, DimensionPropertyTranslational],
+        dimensionProperties: CHANNEL_FIRST_IMAGE_DIMENSIONS,
         name: 'CameraSensor',
         pngImages: out.images,
       });

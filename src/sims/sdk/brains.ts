@@ -3,7 +3,12 @@
  * Unity's RpcCommunicator with BehaviorType Default) or the agents' own heuristics
  * (HeuristicBrain, as BehaviorType HeuristicOnly).
  */
-import { CommandProto, messageType } from '../../communicator/messages';
+import {
+  CHANNEL_FIRST_IMAGE_DIMENSIONS,
+  CommandProto,
+  DimensionPropertyProto,
+  messageType,
+} from '../../communicator/messages';
 import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
 import { ActionSizes } from '../../communicator/wire/step-input';
 import { AgentInfosToSend, ObservationToSend, encodeStepOutputMessage } from '../../communicator/wire/step-output';
@@ -12,9 +17,6 @@ import { ActionBuffers, ObservationSpecDef } from './agent';
 import { ActionsByBehavior, Brain, Decision, InfoBatch } from './academy';
 import { encodeObservationPng } from './png';
 
-// Values of upstream's DimensionProperty, as a camera sensor describes its channel-first shape.
-const DIMENSION_NONE = 1;
-const DIMENSION_TRANSLATIONAL_EQUIVARIANCE = 2;
 
 export class HeuristicBrain implements Brain {
   async decide(batches: ReadonlyMap<string, InfoBatch>): Promise<Decision> {
@@ -58,11 +60,11 @@ function agentInfosToSend(batch: InfoBatch): AgentInfosToSend {
 function observationToSend(spec: ObservationSpecDef, values: Float32Array, count: number): ObservationToSend {
   if (spec.kind === 'vector') {
     // A Unity vector sensor describes each of its dimensions as DimensionProperty.None.
-    const dimensionProperties = spec.shape.map(() => DIMENSION_NONE);
+    const dimensionProperties = spec.shape.map(() => DimensionPropertyProto.NONE);
     return { shape: spec.shape, name: spec.name, dimensionProperties, observationType: spec.observationType, floats: values };
   }
   const shape = [spec.channels, spec.height, spec.width];
-  const dimensionProperties = [DIMENSION_NONE, DIMENSION_TRANSLATIONAL_EQUIVARIANCE, DIMENSION_TRANSLATIONAL_EQUIVARIANCE];
+  const dimensionProperties = CHANNEL_FIRST_IMAGE_DIMENSIONS;
   if (!spec.compressed) return { shape, name: spec.name, dimensionProperties, floats: values };
   const size = spec.channels * spec.height * spec.width;
   const pngImages: Uint8Array[] = [];

@@ -9,7 +9,13 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parseArgs } from 'util';
 import { DemoWriter } from '../../communicator/demo-file';
-import { AgentInfoProto, CommandProto, ObservationProto, allCapabilities } from '../../communicator/messages';
+import {
+  AgentInfoProto,
+  CHANNEL_FIRST_IMAGE_DIMENSIONS,
+  CommandProto,
+  ObservationProto,
+  allCapabilities,
+} from '../../communicator/messages';
 import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
 import { UnityClient } from '../unity-client';
 import { Academy, InfoBatch } from './academy';
@@ -50,6 +56,11 @@ export interface ParsedSimArgs {
 }
 
 export function parseSimArgs(definition: SimDefinition, argv: readonly string[]): ParsedSimArgs {
+  return parsePlayerArgs({ ...COMMON_OPTIONS, ...definition.options }, argv);
+}
+
+/** Reads a player's command line: Unity's single-dash flags (-logFile kept, others ignored), then `options`. */
+export function parsePlayerArgs(options: SimOptionSpecs, argv: readonly string[]): ParsedSimArgs {
   let logFile: string | undefined;
   const ours: string[] = [];
   const ignored: string[] = [];
@@ -64,7 +75,6 @@ export function parseSimArgs(definition: SimDefinition, argv: readonly string[])
       ours.push(arg);
     }
   }
-  const options = { ...COMMON_OPTIONS, ...definition.options };
   const parsed = parseArgs({
     args: ours,
     options: Object.fromEntries(Object.entries(options).map(([name, o]) => [name, { type: o.type, default: o.default }])),
@@ -249,8 +259,8 @@ function agentInfoProto(batch: InfoBatch, row: number): AgentInfoProto {
     }
     const shape = [spec.channels, spec.height, spec.width];
     return spec.compressed
-      ? { shape, compression_type: 1, compressed_data: encodeObservationPng(own, spec.channels, spec.height, spec.width), dimension_properties: [1, 2, 2], name: spec.name ?? '' }
-      : { shape, float_data: { data: Array.from(own) }, dimension_properties: [1, 2, 2], name: spec.name ?? '' };
+      ? { shape, compression_type: 1, compressed_data: encodeObservationPng(own, spec.channels, spec.height, spec.width), dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' }
+      : { shape, float_data: { data: Array.from(own) }, dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' };
   });
   const maskSize = batch.actionMaskSize;
   return {
