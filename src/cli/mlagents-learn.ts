@@ -10,7 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Logger, consoleLogger } from '../communicator/logger';
-import { ConfigError, RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
+import { RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
 import { backendForTorchDevice, selectBackend } from '../networks/backend';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 import { TrainerController, checkFeaturesBuilt } from '../trainers/trainer-controller';
@@ -34,8 +34,9 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   const options = loadRunOptions(argv, cwd, logger);
   checkTrainerTypesBuilt(options);
   checkFeaturesBuilt(options);
-  if (options.checkpoint_settings.inference) {
-    throw new ConfigError('command line (--inference)', 'checkpoint_settings.inference', 'inference mode is not built yet.');
+  const { inference, resume, initialize_from: initializeFrom } = options.checkpoint_settings;
+  if (inference && !resume && initializeFrom === null) {
+    logger.warning('--inference without --resume or --initialize-from runs freshly initialized (untrained) policies.');
   }
   const paths = resolveRunPaths(options, cwd);
   checkRunDirectory(options, cwd);

@@ -10,7 +10,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { ModelCheckpoint, TrainingStatus } from '../stats/training-status';
-import { PpoOptimizer } from './ppo/optimizer';
+import type { Trainer } from './trainer';
+
+/** The part of a trainer that checkpoints read and write. */
+export type CheckpointedTrainer = Pick<Trainer, 'saveCheckpoint' | 'loadCheckpoint'>;
 
 /** The checkpoint a resumed or initialized run starts from (upstream's checkpoint.pt). */
 export const LATEST_CHECKPOINT_NAME = 'checkpoint.ckpt';
@@ -19,7 +22,7 @@ export interface CheckpointRequest {
   readonly behaviorName: string;
   /** The behavior's folder under the run folder. */
   readonly folder: string;
-  readonly optimizer: PpoOptimizer;
+  readonly trainer: CheckpointedTrainer;
   readonly step: number;
   /** Mean episode reward since the last policy update; null when no episode ended. */
   readonly reward: number | null;
@@ -28,10 +31,10 @@ export interface CheckpointRequest {
 
 /** Saves a checkpoint, records it in `status`, deletes the ones dropped; returns its record. */
 export function saveCheckpoint(request: CheckpointRequest, status: TrainingStatus): ModelCheckpoint {
-  const { behaviorName, folder, optimizer, step } = request;
+  const { behaviorName, folder, trainer, step } = request;
   fs.mkdirSync(folder, { recursive: true });
   const file = path.join(folder, `${behaviorName}-${step}.ckpt`);
-  optimizer.saveCheckpoint(file, step);
+  trainer.saveCheckpoint(file, step);
   fs.copyFileSync(file, path.join(folder, LATEST_CHECKPOINT_NAME));
   const checkpoint: ModelCheckpoint = {
     steps: step,
@@ -50,13 +53,13 @@ export function saveCheckpoint(request: CheckpointRequest, status: TrainingStatu
 }
 
 /**
- * Loads <folder>/checkpoint.ckpt into the optimizer (weights, Adam state, normalizer) and returns
+ * Loads <folder>/checkpoint.ckpt into the trainer (weights, optimizer state, normalizer) and returns
  * the step it was saved at; a missing file is an error naming it and the run to check.
  */
-export function loadLatestCheckpoint(folder: string, optimizer: PpoOptimizer): number {
+export function loadLatestCheckpoint(folder: string, trainer: CheckpointedTrainer): number {
   const file = path.join(folder, LATEST_CHECKPOINT_NAME);
   if (!fs.existsSync(file)) {
     throw new Error(`No checkpoint to start from: ${file} does not exist. Was that run saved before it stopped?`);
   }
-  return optimizer.loadCheckpoint(file);
+  return trainer.loadCheckpoint(file);
 }

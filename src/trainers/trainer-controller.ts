@@ -24,7 +24,8 @@ import { ActingPolicy } from './action-info';
 import { AgentManager } from './agent-processor';
 import { loadLatestCheckpoint, saveCheckpoint } from './checkpoints';
 import { EnvManager, LaunchOptions } from './env-manager';
-import { PpoPolicy, PpoTrainer, PpoTrainerSettings } from './ppo/trainer';
+import type { Trainer } from './trainer';
+import { createTrainer } from './trainer-factory';
 
 /** The reward signal the trainers compute; the others (gail, curiosity, rnd) are not built yet. */
 const BUILT_REWARD_SIGNALS = ['extrinsic'];
@@ -71,8 +72,8 @@ export interface TrainerControllerOptions {
 }
 
 interface BehaviorTrainer {
-  readonly trainer: PpoTrainer;
-  readonly manager: AgentManager<PpoPolicy>;
+  readonly trainer: Trainer;
+  readonly manager: AgentManager<ActingPolicy>;
   readonly folder: string;
 }
 
@@ -98,7 +99,7 @@ export class TrainerController {
   }
 
   /** The trainer of each behavior seen so far. */
-  get behaviorTrainers(): ReadonlyMap<string, PpoTrainer> {
+  get behaviorTrainers(): ReadonlyMap<string, Trainer> {
     return new Map([...this.trainers].map(([name, { trainer }]) => [name, trainer]));
   }
 
@@ -117,14 +118,18 @@ export class TrainerController {
         (name, spec) => this.createTrainer(name, spec),
       );
       await timers.time('env_reset', () => envManager!.reset());
-      while (!this.stopRequested && this.shouldStillTrain()) {
+      // An inference run goes on until it is stopped, as upstream's.
+      const inference = this.run.options.checkpoint_settings.inference;
+      while (!this.stopRequested && (inference || this.shouldStillTrain())) {
         await timers.time('env_step', () => envManager!.step());
         timers.time('trainer_advance', () => this.advanceTrainers());
       }
-      if (this.stopRequested) this.logger.info('Training stopped by a signal: saving the models.');
+      if (this.stopRequested) {
+        this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
+      }
     } finally {
       try {
-        this.saveFinalModels();
+        if (!this.run.options.checkpoint_settings.inference) this.saveFinalModels();
       } finally {
         this.stats.close();
         writeTimingTree(this.run.paths.runLogsDir, timers);
@@ -148,27 +153,28 @@ export class TrainerController {
   /** A behavior's agents appeared: its settings, trainer, restored state and agent manager. */
   private createTrainer(name: string, spec: BehaviorSpec): AgentManager<ActingPolicy> {
     const { options, paths } = this.run;
-    const settings = settingsForBehavior(options, name, this.logger) as PpoTrainerSettings;
+    const settings = settingsForBehavior(options, name, this.logger);
     const folder = behaviorDir(paths, name);
     const reporter = this.stats.reporter(name);
-    const trainer = new PpoTrainer({
+    const trainer = createTrainer({
       behaviorName: name,
       spec,
       settings,
       stats: reporter,
       seed: this.run.seed,
+      trainModel: !options.checkpoint_settings.inference,
       onCheckpoint: (step) => this.checkpoint(name, step),
     });
     fs.mkdirSync(folder, { recursive: true });
     const { resume } = options.checkpoint_settings;
     if (resume) {
-      trainer.step = loadLatestCheckpoint(folder, trainer.optimizer);
+      trainer.step = loadLatestCheckpoint(folder, trainer);
       this.logger.info(`Resuming training of ${name} from step ${trainer.step}.`);
     } else if (paths.initializeFromDir !== null) {
-      loadLatestCheckpoint(path.join(paths.initializeFromDir, name), trainer.optimizer);
+      loadLatestCheckpoint(path.join(paths.initializeFromDir, name), trainer);
       this.logger.info(`Initialized ${name} from the run in ${paths.initializeFromDir}.`);
     }
-    const manager = new AgentManager<PpoPolicy>(spec, {
+    const manager = new AgentManager<ActingPolicy>(spec, {
       behaviorId: name,
       stats: reporter,
       maxTrajectoryLength: settings.time_horizon,
@@ -185,7 +191,7 @@ export class TrainerController {
       {
         behaviorName: name,
         folder: entry.folder,
-        optimizer: entry.trainer.optimizer,
+        trainer: entry.trainer,
         step,
         reward: entry.trainer.meanRewardSinceUpdate,
         keepCheckpoints: entry.trainer.settings.keep_checkpoints,
@@ -203,7 +209,7 @@ export class TrainerController {
         {
           behaviorName: name,
           folder,
-          optimizer: trainer.optimizer,
+          trainer,
           step: trainer.step,
           reward: trainer.meanRewardSinceUpdate,
           keepCheckpoints: trainer.settings.keep_checkpoints,

@@ -16,7 +16,7 @@ import { meanOfLastFive, simpleGoalArgs, writeSimplePpoConfig } from './learn-he
 describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_simple_ppo)', () => {
   const cwd = tempDir('learn-1d');
   const logger = memoryLogger();
-  let episodeRewards: number[] = [];
+  let episodeRewards: readonly number[] = [];
 
   beforeAll(async () => {
     writeSimplePpoConfig(cwd);
@@ -105,6 +105,32 @@ describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_sim
     expect(controller.behaviorTrainers.get('1D')!.step).toBeGreaterThanOrEqual(3200);
     // The events of the first run are kept when resuming.
     expect(listEventFiles(path.join(cwd, 'results', 'simple', '1D')).length).toBe(2);
+  }, 30000);
+
+  it('--inference --resume acts with the trained policy, trains nothing and saves nothing, until stopped', async () => {
+    const folder = path.join(cwd, 'results', 'simple', '1D');
+    const checkpointBefore = fs.readFileSync(path.join(folder, 'checkpoint.ckpt'));
+    const filesBefore = fs.readdirSync(folder).filter((f) => !f.startsWith('events.out')).sort();
+    const inferenceLogger = memoryLogger();
+    const controller = await learn(await simpleGoalArgs('simple', '--resume', '--inference'), {
+      cwd,
+      logger: inferenceLogger,
+      // Inference runs until it is stopped (as upstream's): stop after a summary and 20 episodes.
+      onController: (running) => {
+        const watch = setInterval(() => {
+          const summarized = inferenceLogger.lines.some((l) => l.message.endsWith('Not Training.'));
+          if (summarized && (running.behaviorTrainers.get('1D')?.episodeRewards.length ?? 0) >= 20) {
+            clearInterval(watch);
+            running.requestStop();
+          }
+        }, 20);
+      },
+    });
+    const trainer = controller.behaviorTrainers.get('1D')!;
+    expect(trainer.shouldStillTrain).toBe(false);
+    expect(meanOfLastFive(trainer.episodeRewards)).toBeGreaterThanOrEqual(0.9);
+    expect(fs.readFileSync(path.join(folder, 'checkpoint.ckpt'))).toEqual(checkpointBefore);
+    expect(fs.readdirSync(folder).filter((f) => !f.startsWith('events.out')).sort()).toEqual(filesBefore);
   }, 30000);
 });
 

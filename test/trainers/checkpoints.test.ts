@@ -39,7 +39,7 @@ describe('checkpoints', () => {
     saved.model.updateNormalization([Float32Array.from([1, 2, 3, 4, 5, 6])], 2);
     saved.optimizer.adam.step = 7;
     for (const step of [100, 200, 300]) {
-      saveCheckpoint({ behaviorName: 'B', folder, optimizer: saved.optimizer, step, reward: 0.5, keepCheckpoints: 2 }, status);
+      saveCheckpoint({ behaviorName: 'B', folder, trainer: saved, step, reward: 0.5, keepCheckpoints: 2 }, status);
     }
     expect(fs.readdirSync(folder).sort()).toEqual(['B-200.ckpt', 'B-300.ckpt', LATEST_CHECKPOINT_NAME]);
     expect(status.checkpoints('B').map((c) => [c.steps, path.basename(c.file_path), c.reward])).toEqual([
@@ -49,7 +49,7 @@ describe('checkpoints', () => {
 
     const restored = trainer(2);
     expect(restored.model.parameters).not.toEqual(saved.model.parameters);
-    expect(loadLatestCheckpoint(folder, restored.optimizer)).toBe(300);
+    expect(loadLatestCheckpoint(folder, restored)).toBe(300);
     expect(restored.model.parameters).toEqual(saved.model.parameters);
     expect(restored.model.normalizer!.mean).toEqual(saved.model.normalizer!.mean);
     expect(restored.optimizer.adam.step).toBe(7);
@@ -57,7 +57,7 @@ describe('checkpoints', () => {
 
   it('says which file is missing when there is nothing to resume from', () => {
     const folder = path.join(tempDir('no-checkpoint'), 'B');
-    expect(() => loadLatestCheckpoint(folder, trainer(1).optimizer)).toThrow(
+    expect(() => loadLatestCheckpoint(folder, trainer(1))).toThrow(
       `No checkpoint to start from: ${path.join(folder, LATEST_CHECKPOINT_NAME)} does not exist.`,
     );
   });

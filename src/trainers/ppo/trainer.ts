@@ -15,6 +15,7 @@ import { ActorCritic } from '../../networks/actor-critic';
 import { SeededRandom } from '../../communicator/random';
 import { STAT_KEYS, StatsPropertyType, StatsReporter, type Hyperparameters } from '../../stats';
 import { ActingPolicy, ActionInfo } from '../action-info';
+import type { Trainer } from '../trainer';
 import { gae } from '../advantages';
 import { AgentManagerQueue } from '../agent-manager-queue';
 import { AgentBuffer, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
@@ -52,6 +53,8 @@ export interface PpoTrainerOptions {
   readonly stats: StatsReporter;
   /** Seeds the initial weights, the sampling of actions and the shuffling of the update buffer. */
   readonly seed: number;
+  /** false for --inference: trajectories are only reported, never trained on (default true). */
+  readonly trainModel?: boolean;
   /** Called when a checkpoint is due (every checkpoint_interval steps), with the trainer's step. */
   readonly onCheckpoint?: (step: number) => void;
 }
@@ -59,7 +62,7 @@ export interface PpoTrainerOptions {
 /** How many recent episode rewards the trainer keeps (upstream's reward_buffer). */
 const REWARD_BUFFER_LENGTH = 1000;
 
-export class PpoTrainer {
+export class PpoTrainer implements Trainer {
   readonly behaviorName: string;
   readonly settings: PpoTrainerSettings;
   readonly model: ActorCritic;
@@ -81,6 +84,7 @@ export class PpoTrainer {
   /** Per signal ('environment' too), the reward each agent has collected in its current episode. */
   private readonly collectedRewards = new Map<string, Map<string, number>>();
   private readonly onCheckpoint: (step: number) => void;
+  private readonly trainModel: boolean;
   private nextSummaryStep = 0;
   private nextCheckpointStep = 0;
 
@@ -93,6 +97,7 @@ export class PpoTrainer {
     this.stats = options.stats;
     this.random = new SeededRandom(options.seed + 1);
     this.onCheckpoint = options.onCheckpoint ?? (() => undefined);
+    this.trainModel = options.trainModel ?? true;
     this.model = new ActorCritic(options.spec, {
       network: settings.network_settings,
       rewardSignals: this.signals,
@@ -105,16 +110,16 @@ export class PpoTrainer {
     this.stats.addProperty(StatsPropertyType.HYPERPARAMETERS, settings as unknown as Hyperparameters);
   }
 
-  /** False once max_steps experiences have been processed. */
+  /** False once max_steps experiences have been processed, and always in an inference run. */
   get shouldStillTrain(): boolean {
-    return this.step < this.settings.max_steps;
+    return this.trainModel && this.step < this.settings.max_steps;
   }
 
   /**
    * Processes every waiting trajectory and updates when the buffer is full (upstream's advance).
    * Returns true when the policy changed, after putting it in `policyQueue`.
    */
-  advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<PpoPolicy>): boolean {
+  advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
     for (let trajectory = trajectoryQueue.tryGet(); trajectory !== undefined; trajectory = trajectoryQueue.tryGet()) {
       this.processTrajectory(trajectory);
     }
@@ -122,6 +127,14 @@ export class PpoTrainer {
     this.updatePolicy();
     policyQueue.put(this.policy);
     return true;
+  }
+
+  saveCheckpoint(file: string, step: number): void {
+    this.optimizer.saveCheckpoint(file, step);
+  }
+
+  loadCheckpoint(file: string): number {
+    return this.optimizer.loadCheckpoint(file);
   }
 
   /** Upstream's _process_trajectory, then the summary, checkpoint and step bookkeeping of rl_trainer. */
@@ -164,7 +177,7 @@ export class PpoTrainer {
     if (trajectory.doneReached) this.endEpisode(trajectory.agentId);
 
     this.maybeWriteSummary(this.step + n);
-    this.maybeCheckpoint(this.step + n);
+    if (this.trainModel) this.maybeCheckpoint(this.step + n);
     this.step += n;
   }
 
