@@ -40,6 +40,8 @@ import {
 } from './distributions';
 import { CheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
+import { clampLogSigma, squashedGaussianLogProb } from './squashed-gaussian';
+import { denseForward } from './dense-forward';
 import { copyTensorInto, transposeInto } from './tensor-io';
 
 export interface ActorCriticOptions {
@@ -50,6 +52,17 @@ export interface ActorCriticOptions {
   readonly sharedCritic: boolean;
   /** Seeds the initial weights and the sampling of actions. */
   readonly seed: number;
+  /**
+   * SAC's actor (upstream's conditional_sigma): the log standard deviations are a head of the
+   * actor's body, clamped to [-20, 2], instead of a learned vector. Default false.
+   */
+  readonly conditionalSigma?: boolean;
+  /**
+   * SAC's actor (upstream's tanh_squash): continuous actions are tanh of the Gaussian sample, in
+   * (-1, 1), sent to the environment unclipped, with the log probability corrected for the
+   * squashing. Default false.
+   */
+  readonly tanhSquash?: boolean;
 }
 
 /** A behavior this model cannot be built for, with the reason and the setting to change. */
@@ -99,7 +112,10 @@ export interface HeadOutputs {
   readonly count: number;
   /** continuous size x count */
   readonly means: Float32Array;
-  /** continuous size: the log standard deviations (state independent) */
+  /**
+   * The log standard deviations: continuous size values (state independent), or, with
+   * conditionalSigma, continuous size x count (the head's output, before the clamp)
+   */
   readonly logStd: Float32Array;
   /** sum of branch sizes x count: each branch's logits, branch after branch */
   readonly logits: Float32Array;
@@ -161,6 +177,14 @@ interface LayerPass {
   readonly output: tf.Tensor;
 }
 
+/**
+ * Up to this many multiply-adds, a forward pass for acting runs in JavaScript rather than tfjs.
+ * Measured on wasm (2-core VM): a tfjs pass costs 80 to 140 us whatever its size up to ~100k
+ * multiply-adds; JavaScript costs about 1 to 1.5 ns per multiply-add (1D case: 26 us an action
+ * instead of 178).
+ */
+const JAVASCRIPT_PASS_LIMIT = 50_000;
+
 export class ActorCritic {
   /** All weights and biases, in `blocks` order. The optimizer updates it in place. */
   readonly parameters: Float32Array;
@@ -171,10 +195,14 @@ export class ActorCritic {
   readonly rewardSignals: readonly string[];
   readonly actionSpec: ActionSpec;
   readonly deterministic: boolean;
+  /** The log standard deviations are a head of the actor (options.conditionalSigma, with continuous actions). */
+  readonly conditionalSigma: boolean;
 
   private readonly observationSizes: number[];
   private readonly bodies: Body[];
   private readonly logStdBlock: ParameterBlock | null;
+  /** Rows of the actor's head before the logits: the means, then the log_sigma head when conditional. */
+  private readonly logitStart: number;
   private readonly branchOffsets: number[];
   private readonly logitRows: number;
   private readonly random: SeededRandom;
@@ -238,8 +266,12 @@ export class ActorCritic {
         headTransposed: new Float32Array(hidden * headRows),
       };
     };
+    const conditionalSigma = continuous > 0 && options.conditionalSigma === true;
+    this.conditionalSigma = conditionalSigma;
     const actorParts: Array<[string, number]> = [];
     if (continuous > 0) actorParts.push(['mu', continuous]);
+    if (conditionalSigma) actorParts.push(['log_sigma', continuous]);
+    this.logitStart = conditionalSigma ? 2 * continuous : continuous;
     branches.forEach((branchSize, b) => actorParts.push([`branches.${b}`, branchSize]));
     const valueParts = this.rewardSignals.map((name): [string, number] => [`value_heads.${name}`, 1]);
     if (options.sharedCritic) {
@@ -247,7 +279,7 @@ export class ActorCritic {
     } else {
       this.bodies = [addBody('actor', actorParts), addBody('critic', valueParts)];
     }
-    this.logStdBlock = continuous > 0 ? add('actor.log_sigma', [continuous]) : null;
+    this.logStdBlock = continuous > 0 && !conditionalSigma ? add('actor.log_sigma', [continuous]) : null;
     this.blocks = blocks;
     this.parameters = new Float32Array(size);
     this.gradient = new Float32Array(size);
@@ -266,8 +298,10 @@ export class ActorCritic {
         for (let i = 0; i < weights.length; i++) weights[i] = this.random.range(-bound, bound);
       } else {
         // KaimingHeNormal for a linear layer: std = gain / sqrt(fan_in), with gain 1 in the
-        // bodies (LinearEncoder), 0.2 for the Gaussian means and 0.1 for the branch logits.
-        const gain = block.name === 'actor.mu.weight' ? 0.2 : block.name.startsWith('actor.branches.') ? 0.1 : 1;
+        // bodies (LinearEncoder), 0.2 for the Gaussian means and log_sigma head, 0.1 for the
+        // branch logits.
+        const gaussianHead = block.name === 'actor.mu.weight' || block.name === 'actor.log_sigma.weight';
+        const gain = gaussianHead ? 0.2 : block.name.startsWith('actor.branches.') ? 0.1 : 1;
         const std = gain / Math.sqrt(inputs);
         for (let i = 0; i < weights.length; i++) weights[i] = std * this.random.gaussian();
       }
@@ -312,29 +346,38 @@ export class ActorCritic {
     const continuousLogProbs = new Float32Array(count * continuous);
     const discreteLogProbs = new Float32Array(count * branches.length);
     const entropy = new Float32Array(count);
-    const logStd = this.logStd();
-    let continuousEntropy = 0;
-    for (let j = 0; j < continuous; j++) continuousEntropy += gaussianEntropy(logStd[j]);
-    if (continuous > 0) continuousEntropy /= continuous;
+    const conditionalSigma = this.conditionalSigma;
+    const tanhSquash = this.options.tanhSquash === true;
+    const sharedLogStd = this.logStd();
 
     const probs = new Float64Array(Math.max(1, ...branches));
     const allowed = new Float64Array(probs.length);
     for (let i = 0; i < count; i++) {
       const row = i * width;
+      let continuousEntropy = 0;
       for (let j = 0; j < continuous; j++) {
         const mean = actor[row + j];
+        const logStd = conditionalSigma ? clampLogSigma(actor[row + continuous + j]) : sharedLogStd[j];
         const k = i * continuous + j;
-        action.continuous[k] = this.deterministic ? mean : mean + Math.exp(logStd[j]) * this.random.gaussian();
-        // From the stored float32 value, as upstream clips the action tensor.
-        envContinuous[k] = clipAction(action.continuous[k]);
-        continuousLogProbs[k] = gaussianLogProb(action.continuous[k], mean, logStd[j]);
+        continuousEntropy += gaussianEntropy(logStd) / continuous;
+        const sample = this.deterministic ? mean : mean + Math.exp(logStd) * this.random.gaussian();
+        if (tanhSquash) {
+          action.continuous[k] = Math.tanh(sample);
+          envContinuous[k] = action.continuous[k];
+          continuousLogProbs[k] = squashedGaussianLogProb(sample, mean, logStd);
+        } else {
+          action.continuous[k] = sample;
+          // From the stored float32 value, as upstream clips the action tensor.
+          envContinuous[k] = clipAction(action.continuous[k]);
+          continuousLogProbs[k] = gaussianLogProb(action.continuous[k], mean, logStd);
+        }
       }
       let agentEntropy = continuousEntropy;
       for (let b = 0; b < branches.length; b++) {
         const size = branches[b];
-        const first = this.branchOffsets[b];
-        for (let k = 0; k < size; k++) allowed[k] = allowedActions ? allowedActions[i * maskWidth + first + k] : 1;
-        maskedSoftmax(actor.subarray(row + continuous + first, row + continuous + first + size), allowed, size, probs);
+        const first = this.logitStart + this.branchOffsets[b];
+        for (let k = 0; k < size; k++) allowed[k] = allowedActions ? allowedActions[i * maskWidth + this.branchOffsets[b] + k] : 1;
+        maskedSoftmax(actor.subarray(row + first, row + first + size), allowed, size, probs);
         const choice = this.deterministic ? argmax(probs, size) : sampleCategorical(probs, size, this.random.next());
         action.discrete[i * branches.length + b] = choice;
         discreteLogProbs[i * branches.length + b] = categoricalLogProb(probs, choice);
@@ -349,6 +392,15 @@ export class ActorCritic {
       entropy,
       ...(options.values ? { values: this.valuesOf(outputs[outputs.length - 1], count) } : {}),
     };
+  }
+
+  /**
+   * What the networks take in for `count` agents: the observations side by side, normalized when
+   * configured (row-major, count x inputSize; a new array). Other networks that share this
+   * model's normalization (SAC's Q networks) read their inputs from here.
+   */
+  networkInputs(observations: readonly Float32Array[], count: number): Float32Array {
+    return this.normalizedInputs(observations, count).slice();
   }
 
   /** Value estimates of each reward signal (upstream's critic_pass); runs the critic only. */
@@ -464,6 +516,11 @@ export class ActorCritic {
       this.concatenate(observations, 0); // still checks that the observations fit
       return bodies.map(() => new Float32Array(0));
     }
+    const multiplyAdds = bodies.reduce((total, body) => total + this.multiplyAddsPerSample(body), 0) * count;
+    if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
+      const inputs = this.normalizedInputs(observations, count);
+      return bodies.map((body) => this.inferInJavaScript(body, inputs, count));
+    }
     return tf.tidy(() => {
       const inputRows = tf.tensor2d(this.normalizedInputs(observations, count), [count, this.inputSize]);
       const weights = this.weightTensors();
@@ -479,6 +536,25 @@ export class ActorCritic {
         return output;
       });
     });
+  }
+
+  private multiplyAddsPerSample(body: Body): number {
+    const layers = body.layers.reduce((total, layer) => total + layer.inputs * this.hiddenUnits, 0);
+    return layers + this.hiddenUnits * body.headRows;
+  }
+
+  /** infer() for a small batch: the same pass as the tfjs one, computed in JavaScript. */
+  private inferInJavaScript(body: Body, inputs: Float32Array, count: number): Float32Array {
+    const p = this.parameters;
+    let hidden = inputs;
+    for (const layer of body.layers) {
+      const output = new Float32Array(count * this.hiddenUnits);
+      denseForward(hidden, count, layer.inputs, p, layer.weight.offset, layer.bias.offset, this.hiddenUnits, true, output);
+      hidden = output;
+    }
+    const output = new Float32Array(count * body.headRows);
+    denseForward(hidden, count, this.hiddenUnits, p, body.headWeightOffset, body.headBiasOffset, body.headRows, false, output);
+    return output;
   }
 
   /** The training pass's forward: activations feature-major (features x samples). */
@@ -561,8 +637,8 @@ export class ActorCritic {
     return {
       count,
       means: actor.subarray(0, continuous * count),
-      logStd,
-      logits: actor.subarray(continuous * count, (continuous + this.logitRows) * count),
+      logStd: this.conditionalSigma ? actor.subarray(continuous * count, this.logitStart * count) : logStd,
+      logits: actor.subarray(this.logitStart * count, (this.logitStart + this.logitRows) * count),
       values: this.rewardSignals.map((_, s) =>
         valueArray.subarray((valueBody.valueRow + s) * count, (valueBody.valueRow + s + 1) * count),
       ),

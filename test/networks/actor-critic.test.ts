@@ -119,6 +119,24 @@ describe('acting', () => {
     expect([...(net.act(obs, 50, null, { values: true }).values?.extrinsic ?? [])]).toEqual([...values]);
   });
 
+  it('gives a few agents (a JavaScript pass) the outputs they get within a large batch (a tfjs pass)', () => {
+    const spec = behavior([5, 3], new ActionSpec(2, [3]));
+    const net = model(spec, { network: { hidden_units: 32, normalize: true } });
+    const random = new SeededRandom(4);
+    const many = observations(spec, 400, random);
+    net.updateNormalization(many, 400);
+    const deterministic = model(spec, { network: { hidden_units: 32, normalize: true, deterministic: true } });
+    deterministic.parameters.set(net.parameters);
+    deterministic.updateNormalization(many, 400);
+    deterministic.parametersChanged();
+    const firstTwo = many.map((obs, k) => obs.subarray(0, 2 * [5, 3][k]));
+    const batched = deterministic.act(many, 400, null, { values: true });
+    const small = deterministic.act(firstTwo, 2, null, { values: true });
+    for (let i = 0; i < 4; i++) expect(small.action.continuous[i]).toBeCloseTo(batched.action.continuous[i], 5);
+    expect([...small.action.discrete]).toEqual([...batched.action.discrete.subarray(0, 2)]);
+    for (let i = 0; i < 2; i++) expect(small.values!.extrinsic[i]).toBeCloseTo(batched.values!.extrinsic[i], 5);
+  });
+
   it('never picks a masked action and reports the log probability of the choice', () => {
     const spec = behavior([4], ActionSpec.createDiscrete([3, 5]));
     const net = model(spec);
@@ -177,7 +195,7 @@ describe('acting', () => {
     const spec = behavior([4], new ActionSpec(2, [3]));
     const net = model(spec);
     const obs = observations(spec, 8, new SeededRandom(1));
-    net.act(obs, 8);
+    net.computeGradient(obs, 8, () => undefined); // uploads the weights
     const settled = tf.memory().numTensors;
     for (let i = 0; i < 5; i++) {
       net.act(obs, 8);
