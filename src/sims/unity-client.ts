@@ -9,7 +9,6 @@
  *      (wire/step-output.ts) and reads the actions straight into typed arrays (wire/step-input.ts).
  *   3. close(): tells the trainer we leave (status 400), if it has not ended the session.
  */
-import * as grpc from '@grpc/grpc-js';
 import {
   EXCHANGE_METHOD_PATH,
   STATUS_OK,
@@ -28,8 +27,7 @@ import {
   decodeStepInputMessage,
   stepInputFromProto,
 } from '../communicator/wire/step-input';
-
-const MAX_MESSAGE_BYTES = 1024 * 1024 * 1024;
+import { GrpcUnaryClient } from './grpc-unary-client';
 
 export interface UnityClientOptions {
   host?: string;
@@ -39,18 +37,12 @@ export interface UnityClientOptions {
 }
 
 export class UnityClient {
-  private readonly client: grpc.Client;
+  private readonly client: GrpcUnaryClient;
   private readonly connectTimeoutMs: number;
   private ended = false;
 
   constructor(options: UnityClientOptions) {
-    const address = `${options.host ?? 'localhost'}:${options.port}`;
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), {
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-      // Channelz (gRPC's introspection service, unused here) books every call.
-      'grpc.enable_channelz': 0,
-    });
+    this.client = new GrpcUnaryClient(`${options.host ?? 'localhost'}:${options.port}`);
     this.connectTimeoutMs = (options.connectTimeoutSeconds ?? 30) * 1000;
   }
 
@@ -61,7 +53,6 @@ export class UnityClient {
   async initialize(
     initOutput: UnityRLInitializationOutputProto,
   ): Promise<{ init: UnityRLInitializationInputProto; firstInput: UnityRLInputProto | null }> {
-    await this.waitForReady();
     const answer = await this.call({
       header: { status: STATUS_OK },
       unity_output: { rl_initialization_output: initOutput },
@@ -105,7 +96,7 @@ export class UnityClient {
 
   /** Leaves: says so to the trainer if it still listens, then closes the channel. */
   async close(): Promise<void> {
-    if (!this.ended) {
+    if (!this.ended && this.client.connected) {
       this.ended = true;
       try {
         await this.call({ header: { status: STATUS_QUIT } });
@@ -116,25 +107,18 @@ export class UnityClient {
     this.client.close();
   }
 
-  /** Sends raw bytes as a request (for tests of how the trainer treats malformed messages). */
-  callRaw(bytes: Uint8Array): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      this.client.makeUnaryRequest(
-        EXCHANGE_METHOD_PATH,
-        (b: Uint8Array) => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
-        (b: Buffer) => b,
-        bytes,
-        (error, response) => (error ? reject(error) : resolve(response as Buffer)),
-      );
-    });
+  /** One Exchange call with the message's bytes as they are (malformed ones too, for tests); connects first if needed. */
+  async callRaw(bytes: Uint8Array): Promise<Buffer> {
+    if (!this.client.connected) await this.connect();
+    return this.client.call(EXCHANGE_METHOD_PATH, bytes);
   }
 
-  private waitForReady(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.client.waitForReady(Date.now() + this.connectTimeoutMs, (error) =>
-        error ? reject(new Error(`Could not reach the trainer: ${error.message}`)) : resolve(),
-      );
-    });
+  private async connect(): Promise<void> {
+    try {
+      await this.client.connect(this.connectTimeoutMs);
+    } catch (error) {
+      throw new Error(`Could not reach the trainer: ${(error as Error).message}`);
+    }
   }
 
   private async call(message: UnityMessageProto): Promise<UnityMessageProto> {
