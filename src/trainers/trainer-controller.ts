@@ -22,7 +22,7 @@ import {
 } from '../stats';
 import { ActingPolicy } from './action-info';
 import { AgentManager } from './agent-processor';
-import { loadLatestCheckpoint, saveCheckpoint } from './checkpoints';
+import { loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from './checkpoints';
 import { EnvManager, LaunchOptions } from './env-manager';
 import type { Trainer } from './trainer';
 import { createTrainer } from './trainer-factory';
@@ -75,6 +75,7 @@ interface BehaviorTrainer {
   readonly trainer: Trainer;
   readonly manager: AgentManager<ActingPolicy>;
   readonly folder: string;
+  readonly spec: BehaviorSpec;
 }
 
 export class TrainerController {
@@ -181,7 +182,7 @@ export class TrainerController {
       threaded: false,
     });
     manager.policyQueue.put(trainer.policy);
-    this.trainers.set(name, { trainer, manager, folder });
+    this.trainers.set(name, { trainer, manager, folder, spec });
     return manager;
   }
 
@@ -190,6 +191,7 @@ export class TrainerController {
     const record = saveCheckpoint(
       {
         behaviorName: name,
+        spec: entry.spec,
         folder: entry.folder,
         trainer: entry.trainer,
         step,
@@ -202,22 +204,20 @@ export class TrainerController {
     this.logger.info(`Saved the model of ${name} at step ${step}: ${record.file_path}`);
   }
 
-  /** Upstream's _save_models: a checkpoint of every behavior at its current step, recorded as final. */
+  /** Upstream's _save_models: a checkpoint of every behavior at its current step, and its final model. */
   private saveFinalModels(): void {
-    for (const [name, { trainer, folder }] of this.trainers) {
-      const record = saveCheckpoint(
-        {
-          behaviorName: name,
-          folder,
-          trainer,
-          step: trainer.step,
-          reward: trainer.meanRewardSinceUpdate,
-          keepCheckpoints: trainer.settings.keep_checkpoints,
-        },
-        this.status,
-      );
-      this.status.setFinalCheckpoint(name, record);
-      this.logger.info(`Saved the final model of ${name} at step ${trainer.step}: ${record.file_path}`);
+    for (const [name, { trainer, folder, spec }] of this.trainers) {
+      const request = {
+        behaviorName: name,
+        spec,
+        folder,
+        trainer,
+        step: trainer.step,
+        reward: trainer.meanRewardSinceUpdate,
+        keepCheckpoints: trainer.settings.keep_checkpoints,
+      };
+      const final = saveFinalCheckpoint(request, this.status, this.run.paths.runDir);
+      this.logger.info(`Saved the final model of ${name} at step ${trainer.step}: ${final.file_path}`);
     }
     this.status.save(this.run.paths.trainingStatusFile);
   }

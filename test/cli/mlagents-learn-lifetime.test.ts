@@ -84,15 +84,16 @@ describe('mlagents-learn: the run\'s lifetime', () => {
     expect(listEventFiles(path.join(cwd, 'results', 'again', '1D'))).toHaveLength(1);
     // Checkpoints every 200 steps and at the end, the 2 newest kept.
     const status = JSON.parse(fs.readFileSync(path.join(runLogs, 'training_status.json'), 'utf8'));
-    const kept = status['1D'].checkpoints as Array<{ steps: number; file_path: string }>;
+    const kept = status['1D'].checkpoints as Array<{ steps: number; file_path: string; auxillary_file_paths: string[] }>;
     expect(kept).toHaveLength(2);
     expect(kept[0].steps).toBeGreaterThanOrEqual(400);
-    expect(kept.every((c) => fs.existsSync(c.file_path))).toBe(true);
-    const keptFiles = new Set(kept.map((c) => path.basename(c.file_path)));
-    const files = fs.readdirSync(path.join(cwd, 'results', 'again', '1D')).filter((f) => f.endsWith('.ckpt'));
-    expect(files).toEqual(expect.arrayContaining([...keptFiles, 'checkpoint.ckpt']));
+    const keptFiles = kept.flatMap((c) => [c.file_path, ...c.auxillary_file_paths]);
+    expect(keptFiles.every((f) => fs.existsSync(f))).toBe(true);
+    const files = fs.readdirSync(path.join(cwd, 'results', 'again', '1D')).filter((f) => /\.(ckpt|onnx)$/.test(f));
+    expect(files).toEqual(expect.arrayContaining([...keptFiles.map((f) => path.basename(f)), 'checkpoint.ckpt']));
     // The checkpoints dropped beyond keep_checkpoints (those near step 200) are deleted.
-    expect(files.filter((f) => /^1D-2\d\d\.ckpt$/.test(f))).toEqual([]);
+    expect(files.filter((f) => /^1D-2\d\d\./.test(f))).toEqual([]);
+    expect(fs.existsSync(path.join(cwd, 'results', 'again', '1D.onnx'))).toBe(true);
 
     const initLogger = memoryLogger();
     const initialized = await learn(

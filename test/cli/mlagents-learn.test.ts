@@ -56,7 +56,9 @@ describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_sim
     const final = status['1D'].final_checkpoint;
     expect(final.steps).toBeGreaterThanOrEqual(3000);
     expect(fs.existsSync(final.file_path)).toBe(true);
-    expect(status['1D'].checkpoints.at(-1)).toEqual(final);
+    // As upstream: the final record is the last checkpoint with its model copied to <run>/<Behavior>.onnx.
+    expect(final.file_path).toBe(path.join(cwd, 'results', 'simple', '1D.onnx'));
+    expect(status['1D'].checkpoints.at(-1)).toEqual({ ...final, file_path: path.join(cwd, 'results', 'simple', '1D', `1D-${final.steps}.onnx`) });
     expect(status.metadata.stats_format_version).toBe('0.3.0');
     expect(fs.existsSync(path.join(cwd, 'results', 'simple', '1D', 'checkpoint.ckpt'))).toBe(true);
   });
@@ -157,10 +159,10 @@ describe('mlagents-learn refuses what it cannot do, before any environment start
   });
 
   it('refuses a trainer type not built, naming the behavior', async () => {
-    const cwd = tempDir('learn-sac');
-    fs.writeFileSync(path.join(cwd, 'config.yaml'), 'behaviors:\n  1D:\n    trainer_type: sac\n');
-    await expect(learn(await simpleGoalArgs('sac'), { cwd, logger: memoryLogger() })).rejects.toThrow(
-      /behaviors\.1D\.trainer_type: trainer_type sac is not available/,
+    const cwd = tempDir('learn-poca');
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), 'behaviors:\n  1D:\n    trainer_type: poca\n');
+    await expect(learn(await simpleGoalArgs('poca'), { cwd, logger: memoryLogger() })).rejects.toThrow(
+      /behaviors\.1D\.trainer_type: trainer_type poca is not available/,
     );
   });
 });

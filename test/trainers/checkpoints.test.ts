@@ -9,7 +9,8 @@ import { settingsForBehavior } from '../../src/config';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
 import { selectBackend } from '../../src/networks/backend';
 import { StatsRegistry, TrainingStatus } from '../../src/stats';
-import { LATEST_CHECKPOINT_NAME, loadLatestCheckpoint, saveCheckpoint } from '../../src/trainers/checkpoints';
+import { readModelContract } from '../../src/export/onnx-contract';
+import { LATEST_CHECKPOINT_NAME, loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from '../../src/trainers/checkpoints';
 import { PpoTrainer, PpoTrainerSettings } from '../../src/trainers/ppo/trainer';
 import { load } from '../config/config-helpers';
 import { tempDir } from '../helpers/paths';
@@ -39,13 +40,15 @@ describe('checkpoints', () => {
     saved.model.updateNormalization([Float32Array.from([1, 2, 3, 4, 5, 6])], 2);
     saved.optimizer.adam.step = 7;
     for (const step of [100, 200, 300]) {
-      saveCheckpoint({ behaviorName: 'B', folder, trainer: saved, step, reward: 0.5, keepCheckpoints: 2 }, status);
+      saveCheckpoint({ behaviorName: 'B', spec: SPEC, folder, trainer: saved, step, reward: 0.5, keepCheckpoints: 2 }, status);
     }
-    expect(fs.readdirSync(folder).sort()).toEqual(['B-200.ckpt', 'B-300.ckpt', LATEST_CHECKPOINT_NAME]);
-    expect(status.checkpoints('B').map((c) => [c.steps, path.basename(c.file_path), c.reward])).toEqual([
-      [200, 'B-200.ckpt', 0.5],
-      [300, 'B-300.ckpt', 0.5],
+    expect(fs.readdirSync(folder).sort()).toEqual(['B-200.ckpt', 'B-200.onnx', 'B-300.ckpt', 'B-300.onnx', LATEST_CHECKPOINT_NAME]);
+    // As upstream: the record names the exported model, the training state is its auxiliary file.
+    expect(status.checkpoints('B').map((c) => [c.steps, path.basename(c.file_path), c.auxillary_file_paths.map((f) => path.basename(f)), c.reward])).toEqual([
+      [200, 'B-200.onnx', ['B-200.ckpt'], 0.5],
+      [300, 'B-300.onnx', ['B-300.ckpt'], 0.5],
     ]);
+    expect(readModelContract(fs.readFileSync(path.join(folder, 'B-300.onnx'))).inputs.map((i) => i.name)).toEqual(['obs_0', 'action_masks']);
 
     const restored = trainer(2);
     expect(restored.model.parameters).not.toEqual(saved.model.parameters);
@@ -53,6 +56,20 @@ describe('checkpoints', () => {
     expect(restored.model.parameters).toEqual(saved.model.parameters);
     expect(restored.model.normalizer!.mean).toEqual(saved.model.normalizer!.mean);
     expect(restored.optimizer.adam.step).toBe(7);
+  });
+
+  it('at the end of a run, copies the last model to <run>/<Behavior>.onnx and records that copy as final', () => {
+    const runDir = tempDir('final-checkpoint');
+    const folder = path.join(runDir, 'B');
+    const status = new TrainingStatus();
+    const request = { behaviorName: 'B', spec: SPEC, folder, trainer: trainer(1), reward: null, keepCheckpoints: 5 };
+    saveCheckpoint({ ...request, step: 100 }, status);
+    const final = saveFinalCheckpoint({ ...request, step: 100 }, status, runDir);
+    expect(final.file_path).toBe(path.join(runDir, 'B.onnx'));
+    expect(fs.readFileSync(final.file_path)).toEqual(fs.readFileSync(path.join(folder, 'B-100.onnx')));
+    expect(status.finalCheckpoint('B')?.file_path).toBe(final.file_path);
+    // The final checkpoint at the step of the last one keeps that one's files.
+    expect(fs.existsSync(path.join(folder, 'B-100.ckpt'))).toBe(true);
   });
 
   it('says which file is missing when there is nothing to resume from', () => {

@@ -1,0 +1,210 @@
+/**
+ * Exports a trained policy as the ONNX model Unity's inference engine runs, with the contract of
+ * upstream's export (torch_entities/model_serialization.py, and the export branch of
+ * networks.py, action_model.py and distributions.py):
+ *
+ *   inputs   obs_0 .. obs_<n-1>  float [batch, size]       one per observation, in spec order
+ *            action_masks        float [batch, sum of branch sizes]   only with discrete actions
+ *   outputs  version_number      float [1]   3 (MLAgents2_0)
+ *            memory_size         float [1]   0 (no recurrent memory)
+ *            continuous_actions  float [batch, size]   sampled, clipped to [-3, 3] and divided by 3
+ *            continuous_action_output_shape   float [1]   the continuous size
+ *            deterministic_continuous_actions float [batch, size]   the means, clipped and scaled
+ *            discrete_actions    int64 [batch, branches]   sampled from the masked softmax
+ *            discrete_action_output_shape     float [1, branches]   each branch's size
+ *            deterministic_discrete_actions   int64 [batch, branches]   each branch's argmax
+ * The continuous outputs exist only with continuous actions, the discrete ones only with
+ * discrete actions; opset 9, as upstream's SerializationSettings.onnx_opset.
+ *
+ * Everything the policy does between observations and actions lives in the graph, as in
+ * upstream's: the running normalization (with its statistics frozen as constants), the Swish
+ * MLP, Gaussian sampling (RandomNormalLike), action clipping, masking of forbidden discrete
+ * actions (logit * mask - 1e8 * (1 - mask)) and categorical sampling (Multinomial over the log
+ * probabilities). The value heads are left out: inference needs only the actor.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { onnx } from 'onnx-proto';
+import type { ActorCritic } from '../networks/actor-critic';
+import { BehaviorSpec, observationSize } from '../env/behavior-spec';
+import { BATCH_DIMENSION, Dimension, OnnxGraphBuilder } from './onnx-graph';
+
+/** The ONNX operator set of upstream's export. */
+export const ONNX_OPSET = 9;
+/** The IR version of the files upstream writes with that opset (torch 1.11). */
+export const ONNX_IR_VERSION = 4;
+/** Upstream's ModelVersionNumber of the models Unity's package 2.x reads (MLAgents2_0). */
+export const MODEL_VERSION_NUMBER = 3;
+/** What Unity reads from memory_size: these policies keep no recurrent memory. */
+export const MEMORY_SIZE = 0;
+
+/** Upstream's TensorNames: what Unity looks for in the model. */
+export const TensorNames = {
+  observation: (index: number) => `obs_${index}`,
+  actionMasks: 'action_masks',
+  versionNumber: 'version_number',
+  memorySize: 'memory_size',
+  continuousActions: 'continuous_actions',
+  continuousActionOutputShape: 'continuous_action_output_shape',
+  deterministicContinuousActions: 'deterministic_continuous_actions',
+  discreteActions: 'discrete_actions',
+  discreteActionOutputShape: 'discrete_action_output_shape',
+  deterministicDiscreteActions: 'deterministic_discrete_actions',
+} as const;
+
+/** The normalized observation's clip range, as upstream's Normalizer. */
+const NORMALIZED_CLIP = 5;
+/** Continuous actions are clipped to [-3, 3] and divided by 3, as upstream's clip_action. */
+const ACTION_CLIP = 3;
+/** What a forbidden action's logit is pushed down by, as upstream's masking. */
+const MASK_PENALTY = 1e8;
+
+const { FLOAT, INT64 } = onnx.TensorProto.DataType;
+
+/** The policy of `model` (built for `spec`) as the bytes of an ONNX model. */
+export function exportPolicy(model: ActorCritic, spec: BehaviorSpec): Uint8Array {
+  checkModelFitsSpec(model, spec);
+  const graph = new OnnxGraphBuilder();
+  const observations = normalizedObservations(graph, model, spec);
+  const encoded = body(graph, model, graph.node('Concat', observations, 'observations', { axis: { int: 1 } }));
+
+  constantOutput(graph, TensorNames.versionNumber, [1], [MODEL_VERSION_NUMBER]);
+  constantOutput(graph, TensorNames.memorySize, [1], [MEMORY_SIZE]);
+  const { continuousSize, discreteBranches } = spec.actionSpec;
+  if (continuousSize > 0) continuousOutputs(graph, model, encoded, continuousSize);
+  if (discreteBranches.length > 0) discreteOutputs(graph, model, encoded, discreteBranches);
+
+  const modelProto: onnx.IModelProto = {
+    irVersion: ONNX_IR_VERSION,
+    opsetImport: [{ domain: '', version: ONNX_OPSET }],
+    producerName: 'mlagents-ts',
+    graph: graph.graph('policy'),
+  };
+  return onnx.ModelProto.encode(onnx.ModelProto.create(modelProto)).finish();
+}
+
+/** Writes exportPolicy()'s model to `file`, creating its folder. */
+export function writePolicyModel(file: string, model: ActorCritic, spec: BehaviorSpec): void {
+  const bytes = exportPolicy(model, spec);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, bytes);
+}
+
+function checkModelFitsSpec(model: ActorCritic, spec: BehaviorSpec): void {
+  const specInputs = spec.observationSpecs.reduce((total, obs) => total + observationSize(obs), 0);
+  if (specInputs !== model.inputSize || !spec.actionSpec.equals(model.actionSpec)) {
+    throw new Error(
+      `Cannot export the policy: the model takes ${model.inputSize} observation values and acts with ` +
+        `${model.actionSpec}, but the behavior spec has ${specInputs} observation values and ${spec.actionSpec}. ` +
+        'Export a model with the behavior spec it was built for.',
+    );
+  }
+}
+
+/** A float constant as a graph output: an initializer passed on by an Identity node, as upstream's. */
+function constantOutput(graph: OnnxGraphBuilder, name: string, shape: readonly number[], values: readonly number[]): void {
+  graph.output(graph.node('Identity', [graph.floats(`${name}.value`, shape, values)], name), FLOAT, shape);
+}
+
+/** The graph's observation inputs, each normalized when the model normalizes. */
+function normalizedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: BehaviorSpec): string[] {
+  const normalizer = model.normalizer;
+  let first = 0;
+  return spec.observationSpecs.map((obs, k) => {
+    const size = observationSize(obs);
+    const input = graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, size]);
+    const features = first;
+    first += size;
+    if (normalizer === null) return input;
+    // The statistics are frozen into the model: (x - mean) / sqrt(variance / steps), clipped.
+    const mean = normalizer.mean.subarray(features, features + size);
+    const std = normalizer.variance.subarray(features, features + size).map((v) => Math.sqrt(v / normalizer.steps));
+    const centered = graph.node('Sub', [input, graph.floats(`normalizer.${k}.mean`, [size], mean)], `obs_${k}.centered`);
+    const scaled = graph.node('Div', [centered, graph.floats(`normalizer.${k}.std`, [size], std)], `obs_${k}.scaled`);
+    return graph.node('Clip', [scaled], `obs_${k}.normalized`, {
+      min: { float: -NORMALIZED_CLIP },
+      max: { float: NORMALIZED_CLIP },
+    });
+  });
+}
+
+/** The actor's body: num_layers of Linear + Swish. Returns the encoding's name. */
+function body(graph: OnnxGraphBuilder, model: ActorCritic, input: string): string {
+  let hidden = input;
+  for (let l = 0; l < model.options.network.num_layers; l++) {
+    const preActivation = linear(graph, model, `actor.layers.${l}`, hidden);
+    const gate = graph.node('Sigmoid', [preActivation], `actor.layers.${l}.gate`);
+    hidden = graph.node('Mul', [preActivation, gate], `actor.layers.${l}.output`);
+  }
+  return hidden;
+}
+
+/** x W^T + b with the named weight ([out, in], torch's layout) and bias blocks. */
+function linear(graph: OnnxGraphBuilder, model: ActorCritic, name: string, input: string): string {
+  const weight = parameterConstant(graph, model, `${name}.weight`);
+  const bias = parameterConstant(graph, model, `${name}.bias`);
+  return graph.node('Gemm', [input, weight, bias], `${name}.linear`, { transB: { int: 1 } });
+}
+
+/** A parameter block of the model as a constant of the same name and shape. */
+function parameterConstant(graph: OnnxGraphBuilder, model: ActorCritic, name: string, shape?: readonly number[]): string {
+  const block = model.block(name);
+  const size = block.shape.reduce((a, b) => a * b, 1);
+  return graph.floats(name, shape ?? block.shape, model.parameters.subarray(block.offset, block.offset + size));
+}
+
+function continuousOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded: string, size: number): void {
+  const mean = linear(graph, model, 'actor.mu', encoded);
+  // The standard deviation does not depend on the state: one row, broadcast over the batch.
+  const logStd = parameterConstant(graph, model, 'actor.log_sigma', [1, size]);
+  const std = graph.node('Exp', [logStd], 'actor.sigma');
+  const noise = graph.node('RandomNormalLike', [mean], 'continuous.noise', { dtype: { int: FLOAT } });
+  const sample = graph.node('Add', [mean, graph.node('Mul', [noise, std], 'continuous.scaled_noise')], 'continuous.sample');
+  const divisor = graph.floats('continuous.clip_divisor', [], [ACTION_CLIP]);
+  const clipped = (value: string, output: string) =>
+    graph.node(
+      'Div',
+      [graph.node('Clip', [value], `${output}.clipped`, { min: { float: -ACTION_CLIP }, max: { float: ACTION_CLIP } }), divisor],
+      output,
+    );
+
+  graph.output(clipped(sample, TensorNames.continuousActions), FLOAT, [BATCH_DIMENSION, size]);
+  constantOutput(graph, TensorNames.continuousActionOutputShape, [1], [size]);
+  graph.output(clipped(mean, TensorNames.deterministicContinuousActions), FLOAT, [BATCH_DIMENSION, size]);
+}
+
+function discreteOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded: string, branches: readonly number[]): void {
+  const maskWidth = branches.reduce((a, b) => a + b, 0);
+  const masks = graph.input(TensorNames.actionMasks, FLOAT, [BATCH_DIMENSION, maskWidth]);
+  const one = graph.floats('mask.one', [], [1]);
+  const penalty = graph.floats('mask.penalty', [], [MASK_PENALTY]);
+  const samples: string[] = [];
+  const choices: string[] = [];
+  let first = 0;
+  branches.forEach((size, b) => {
+    const name = `actor.branches.${b}`;
+    const logits = linear(graph, model, name, encoded);
+    const allowed = graph.node('Slice', [masks], `${name}.allowed`, {
+      axes: { ints: [1] },
+      starts: { ints: [first] },
+      ends: { ints: [first + size] },
+    });
+    first += size;
+    // logit * allowed - 1e8 * (1 - allowed): a forbidden action's probability becomes 0.
+    const kept = graph.node('Mul', [logits, allowed], `${name}.kept_logits`);
+    const forbidden = graph.node('Sub', [one, allowed], `${name}.forbidden`);
+    const pushedDown = graph.node('Mul', [forbidden, penalty], `${name}.penalty`);
+    const masked = graph.node('Sub', [kept, pushedDown], `${name}.masked_logits`);
+    const probs = graph.node('Softmax', [masked], `${name}.probs`, { axis: { int: 1 } });
+    const logProbs = graph.node('Log', [probs], `${name}.log_probs`);
+    const sampleAttributes = { dtype: { int: INT64 }, sample_size: { int: 1 } };
+    samples.push(graph.node('Multinomial', [logProbs], `${name}.sample`, sampleAttributes));
+    choices.push(graph.node('ArgMax', [probs], `${name}.argmax`, { axis: { int: 1 }, keepdims: { int: 1 } }));
+  });
+
+  const batchOfBranches: Dimension[] = [BATCH_DIMENSION, branches.length];
+  graph.output(graph.node('Concat', samples, TensorNames.discreteActions, { axis: { int: 1 } }), INT64, batchOfBranches);
+  constantOutput(graph, TensorNames.discreteActionOutputShape, [1, branches.length], branches);
+  const deterministic = graph.node('Concat', choices, TensorNames.deterministicDiscreteActions, { axis: { int: 1 } });
+  graph.output(deterministic, INT64, batchOfBranches);
+}
