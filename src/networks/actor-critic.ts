@@ -774,9 +774,14 @@ function describeDifference(theirs: ModelDescription, ours: ModelDescription): s
   for (const key of Object.keys(ours) as Array<keyof ModelDescription>) {
     const a = JSON.stringify(theirs[key]);
     const b = JSON.stringify(ours[key]);
-    if (a !== b) return `${key} is ${a} in the checkpoint and ${b} here`;
+    if (a !== b) return `${key} is ${a} in the checkpoint and ${b} here (${describeSpec('the checkpoint', theirs)}; ${describeSpec('this behavior', ours)})`;
   }
   return 'its description does not match';
+}
+
+function describeSpec(whose: string, model: ModelDescription): string {
+  const branches = `[${model.discreteBranches.join(', ')}]`;
+  return `${whose}: ${model.inputSize} observation values, ${model.continuousSize} continuous actions, discrete branches ${branches}`;
 }
 
 function requireArray(arrays: ReadonlyMap<string, CheckpointArray>, name: string, length: number): CheckpointArray {

@@ -81,5 +81,9 @@ export function loadLatestCheckpoint(folder: string, trainer: CheckpointedTraine
   if (!fs.existsSync(file)) {
     throw new Error(`No checkpoint to start from: ${file} does not exist. Was that run saved before it stopped?`);
   }
-  return trainer.loadCheckpoint(file);
+  try {
+    return trainer.loadCheckpoint(file);
+  } catch (error) {
+    throw new Error(`Cannot start from ${file}: ${(error as Error).message}`);
+  }
 }

@@ -109,6 +109,17 @@ describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_sim
     expect(listEventFiles(path.join(cwd, 'results', 'simple', '1D')).length).toBe(2);
   }, 30000);
 
+  it('refuses to start from a checkpoint of another action spec, naming the file and both specs', async () => {
+    const error = await learn(await simpleGoalArgs('other-spec', '--initialize-from=simple', '--env-args', '--continuous', '0', '--discrete', '1'), {
+      cwd,
+      logger: memoryLogger(),
+    }).catch((e: unknown) => e as Error);
+    const file = path.join(cwd, 'results', 'simple', '1D', 'checkpoint.ckpt');
+    expect(error.message).toContain(`Cannot start from ${file}: The checkpoint holds a different network`);
+    expect(error.message).toContain('the checkpoint: 1 observation values, 1 continuous actions, discrete branches []');
+    expect(error.message).toContain('this behavior: 1 observation values, 0 continuous actions, discrete branches [2]');
+  });
+
   it('--inference --resume acts with the trained policy, trains nothing and saves nothing, until stopped', async () => {
     const folder = path.join(cwd, 'results', 'simple', '1D');
     const checkpointBefore = fs.readFileSync(path.join(folder, 'checkpoint.ckpt'));

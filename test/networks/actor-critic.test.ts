@@ -234,7 +234,7 @@ describe('state', () => {
     expect(target.act(obs, 5)).toEqual(source.act(obs, 5));
     const wider = model(spec, { network: { normalize: true, hidden_units: 32 } });
     expect(() => wider.loadStateArrays(source.describe(), source.stateArrays())).toThrow(
-      'The checkpoint holds a different network: hiddenUnits is 16 in the checkpoint and 32 here.',
+      'The checkpoint holds a different network: hiddenUnits is 16 in the checkpoint and 32 here',
     );
   });
 });
