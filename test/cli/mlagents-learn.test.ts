@@ -113,7 +113,10 @@ describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_sim
     const error = await learn(await simpleGoalArgs('other-spec', '--initialize-from=simple', '--env-args', '--continuous', '0', '--discrete', '1'), {
       cwd,
       logger: memoryLogger(),
-    }).catch((e: unknown) => e as Error);
+    }).then(
+      () => new Error('the run started'),
+      (e: unknown) => e as Error,
+    );
     const file = path.join(cwd, 'results', 'simple', '1D', 'checkpoint.ckpt');
     expect(error.message).toContain(`Cannot start from ${file}: The checkpoint holds a different network`);
     expect(error.message).toContain('the checkpoint: 1 observation values, 1 continuous actions, discrete branches []');
