@@ -1,12 +1,12 @@
 /**
  * npm run bench:train: how fast `mlagents-learn` trains, end to end, through the built CLI.
  *   (a) steps per second (agent steps, as the run counts them) on the built-in 3DBall (config/ppo/3DBall.yaml as it is,
- *       its time scale included), with --num-envs 1 and 4, each run stopped after a fixed wall time;
+ *       its time scale included), with --num-envs 1 and 4, threaded false and true, each run stopped after a fixed wall time;
  *   (b) seconds per PPO update (buffer 12000, batch 64, 3 epochs) per backend, from bench/ppo-update.ts;
  *   (c) wall time to train upstream's SimpleGoal test cases (1D continuous, 1D discrete, 2D) with
  *       their configs and budgets, beside Python ML-Agents' times on this machine.
  * Nothing is asserted: the numbers are printed as measured.
- * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --backends wasm,cpu
+ * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
  */
 import { spawn } from 'child_process';
 import * as fs from 'fs';
@@ -71,11 +71,16 @@ function printTable(title: string, header: string[], rows: string[][]): void {
  * (a) Steps per second between the first and the last summary of the run, so that start-up (backend,
  * environment launch) is left out; with one summary only, its step over its elapsed time.
  */
-async function threeDBallThroughput(numEnvs: number, seconds: number): Promise<string[]> {
+async function threeDBallThroughput(numEnvs: number, threaded: boolean, seconds: number): Promise<string[]> {
   const cwd = tempDir(`bench-3dball-${numEnvs}`);
+  // threaded: true runs the PPO updates in a worker thread while the environments keep stepping.
+  const config = YAML.parse(fs.readFileSync(THREE_D_BALL_CONFIG, 'utf8'));
+  config.behaviors['3DBall'].threaded = threaded;
+  const configFile = path.join(cwd, '3DBall.yaml');
+  fs.writeFileSync(configFile, YAML.stringify(config));
   const run = await runCli(
     cwd,
-    [THREE_D_BALL_CONFIG, `--run-id=envs${numEnvs}`, '--env=builtin:3DBall', `--num-envs=${numEnvs}`,
+    [configFile, `--run-id=envs${numEnvs}`, '--env=builtin:3DBall', `--num-envs=${numEnvs}`,
       `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'],
     seconds,
   );
@@ -86,7 +91,7 @@ async function threeDBallThroughput(numEnvs: number, seconds: number): Promise<s
   if (summaries.length >= 2) rate = ((last.step - first.step) / (last.elapsedSeconds - first.elapsedSeconds)).toFixed(0);
   else if (first) rate = `${(first.step / first.elapsedSeconds).toFixed(0)} (one summary, start-up included)`;
   if (run.exitCode !== 0) rate += ` (exit code ${run.exitCode}: ${run.output.trim().split('\n').slice(-1)[0]})`;
-  return [String(numEnvs), seconds.toFixed(0), String(summaries.length), last ? String(last.step) : '0',
+  return [String(numEnvs), String(threaded), seconds.toFixed(0), String(summaries.length), last ? String(last.step) : '0',
     last?.meanReward?.toFixed(3) ?? '', rate];
 }
 
@@ -155,6 +160,7 @@ async function main(): Promise<void> {
     options: {
       seconds: { type: 'string', default: '40' },
       'num-envs': { type: 'string', default: '1,4' },
+      threaded: { type: 'string', default: 'false,true' },
       backends: { type: 'string', default: 'wasm,cpu' },
     },
   });
@@ -162,11 +168,13 @@ async function main(): Promise<void> {
 
   const throughput: string[][] = [];
   for (const numEnvs of (values['num-envs'] as string).split(',').map(Number)) {
-    throughput.push(await threeDBallThroughput(numEnvs, seconds));
+    for (const threaded of (values.threaded as string).split(',').map((t) => t === 'true')) {
+      throughput.push(await threeDBallThroughput(numEnvs, threaded, seconds));
+    }
   }
   printTable(
     '(a) built-in 3DBall, config/ppo/3DBall.yaml (time_scale 1000, summary every 12000 steps), wasm backend, stopped by SIGINT',
-    ['num-envs', 'wall s', 'summaries', 'last step', 'last mean reward', 'steps/s (agent steps, as the run counts them, between first and last summary)'],
+    ['num-envs', 'threaded', 'wall s', 'summaries', 'last step', 'last mean reward', 'steps/s (agent steps, as the run counts them, between first and last summary)'],
     throughput,
   );
   console.log('upstream (Python ML-Agents PPO on 3DBall): none measured on this machine');

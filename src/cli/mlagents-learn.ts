@@ -11,8 +11,10 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Logger, consoleLogger } from '../communicator/logger';
 import { RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
+import { DEFAULT_EDITOR_PORT } from '../env/unity-environment';
 import { backendForTorchDevice, selectBackend } from '../networks/backend';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
+import { BehaviorProgress, ProgressDisplay } from '../stats/progress-display';
 import { TrainerController, checkFeaturesBuilt } from '../trainers/trainer-controller';
 
 export interface LearnOptions {
@@ -21,7 +23,12 @@ export interface LearnOptions {
   readonly logger?: Logger;
   /** Called once the controller exists, e.g. to stop it; the CLI wires SIGINT and SIGTERM here. */
   readonly onController?: (controller: TrainerController) => void;
+  /** The live progress lines of a terminal; `logger` should write through it. */
+  readonly progress?: ProgressDisplay;
 }
+
+/** How often the progress lines read the trainers' steps. */
+const PROGRESS_POLL_MS = 100;
 
 /**
  * One run of mlagents-learn with these arguments (without `node` and the script). Everything that
@@ -68,12 +75,31 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
       bindAddress: options.extras.bind_address,
       logFolder: paths.runLogsDir,
       engine: options.engine_settings,
-      environmentParameters: options.environment_parameters,
     },
   });
   learnOptions.onController?.(controller);
-  await controller.start();
+  const { progress } = learnOptions;
+  if (progress === undefined) {
+    await controller.start();
+    return controller;
+  }
+  if (executable === null) progress.waitForEditor(DEFAULT_EDITOR_PORT);
+  const poll = setInterval(() => progress.update(trainerProgress(controller)), PROGRESS_POLL_MS);
+  try {
+    await controller.start();
+  } finally {
+    clearInterval(poll);
+    progress.stop();
+  }
   return controller;
+}
+
+function trainerProgress(controller: TrainerController): Map<string, BehaviorProgress> {
+  const progress = new Map<string, BehaviorProgress>();
+  for (const [name, trainer] of controller.behaviorTrainers) {
+    progress.set(name, { step: trainer.step, maxSteps: trainer.settings.max_steps });
+  }
+  return progress;
 }
 
 /** --env: builtin:NAME is a built-in environment; anything else a path from `cwd`; none, the Editor. */
@@ -85,10 +111,19 @@ function executablePath(options: RunOptions, cwd: string): string | null {
 }
 
 if (require.main === module) {
-  const logger = consoleLogger();
+  // The live lines only when both streams are the terminal: log lines then share it with them.
+  const progress = new ProgressDisplay({
+    isTTY: process.stdout.isTTY === true && process.stderr.isTTY === true,
+    get columns() {
+      return process.stdout.columns;
+    },
+    write: (text) => process.stdout.write(text),
+  });
+  const logger = progress.logger(consoleLogger());
   let signalled = false;
   learn(process.argv.slice(2), {
     logger,
+    progress,
     onController: (controller) => {
       const stop = (signal: NodeJS.Signals) => {
         if (signalled) {

@@ -26,6 +26,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { onnx } from 'onnx-proto';
 import type { ActorCritic } from '../networks/actor-critic';
+import { LOG_SIGMA_MAX, LOG_SIGMA_MIN } from '../networks/squashed-gaussian';
 import { BehaviorSpec, observationSize } from '../env/behavior-spec';
 import { BATCH_DIMENSION, Dimension, OnnxGraphBuilder } from './onnx-graph';
 
@@ -155,11 +156,25 @@ function parameterConstant(graph: OnnxGraphBuilder, model: ActorCritic, name: st
 
 function continuousOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded: string, size: number): void {
   const mean = linear(graph, model, 'actor.mu', encoded);
-  // The standard deviation does not depend on the state: one row, broadcast over the batch.
-  const logStd = parameterConstant(graph, model, 'actor.log_sigma', [1, size]);
+  // PPO: the standard deviation does not depend on the state (one row, broadcast over the
+  // batch). SAC (conditional sigma): a head of the body, clamped to [-20, 2] as upstream's.
+  const logStd = model.conditionalSigma
+    ? graph.node('Clip', [linear(graph, model, 'actor.log_sigma', encoded)], 'actor.log_sigma.clamped', {
+        min: { float: LOG_SIGMA_MIN },
+        max: { float: LOG_SIGMA_MAX },
+      })
+    : parameterConstant(graph, model, 'actor.log_sigma', [1, size]);
   const std = graph.node('Exp', [logStd], 'actor.sigma');
   const noise = graph.node('RandomNormalLike', [mean], 'continuous.noise', { dtype: { int: FLOAT } });
   const sample = graph.node('Add', [mean, graph.node('Mul', [noise, std], 'continuous.scaled_noise')], 'continuous.sample');
+  if (model.options.tanhSquash) {
+    // SAC squashes with tanh instead of clipping (upstream's TanhGaussianDistInstance); the
+    // deterministic action is tanh of the mean, as ActorCritic.act gives it.
+    graph.output(graph.node('Tanh', [sample], TensorNames.continuousActions), FLOAT, [BATCH_DIMENSION, size]);
+    constantOutput(graph, TensorNames.continuousActionOutputShape, [1], [size]);
+    graph.output(graph.node('Tanh', [mean], TensorNames.deterministicContinuousActions), FLOAT, [BATCH_DIMENSION, size]);
+    return;
+  }
   const divisor = graph.floats('continuous.clip_divisor', [], [ACTION_CLIP]);
   const clipped = (value: string, output: string) =>
     graph.node(

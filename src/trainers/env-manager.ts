@@ -6,17 +6,13 @@
  * environments concurrently.
  *
  * It launches the environments too: --num-envs workers on consecutive ports, each told the engine
- * settings and the environment parameters with its first (RESET) message. A worker that crashes
+ * settings and the environment parameters with its first (RESET) message; when a curriculum
+ * lesson changes, the new parameter values go to every worker with its next message. A worker that crashes
  * (its process exits, its connection breaks or it stops answering) is relaunched on its port and
  * every environment is reset, as upstream's SubprocessEnvManager does, until the worker exceeds
  * --max-lifetime-restarts or --restarts-rate-limit-n crashes within --restarts-rate-limit-period-s.
  */
-import type {
-  EngineSettings,
-  EnvironmentParameterSettings,
-  EnvironmentSettings,
-  SamplerSettings,
-} from '../config/settings';
+import type { EngineSettings, EnvironmentSettings, SamplerSettings } from '../config/settings';
 import type { Logger } from '../communicator/logger';
 import { CommunicatorError } from '../communicator/rpc-communicator';
 import { EngineConfigurationChannel } from '../communicator/side-channels/engine-configuration-channel';
@@ -51,7 +47,8 @@ export interface LaunchOptions {
   readonly bindAddress: string;
   readonly logFolder: string;
   readonly engine: EngineSettings;
-  readonly environmentParameters: Record<string, EnvironmentParameterSettings> | null;
+  /** The sampler of each environment parameter at launch (its current curriculum lesson's). */
+  readonly environmentParameters: Readonly<Record<string, SamplerSettings>> | null;
   readonly restarts: RestartLimits;
   readonly logger: Logger;
 }
@@ -60,6 +57,7 @@ export interface LaunchOptions {
 interface Worker {
   readonly env: UnityEnvironment;
   readonly stats: StatsSideChannel;
+  readonly parameters: EnvironmentParametersChannel;
   /** Per behavior, the decision taken on the latest step: the processor pairs it with the next. */
   readonly lastDecision: Map<string, ActionInfo>;
 }
@@ -71,6 +69,8 @@ export class EnvManager {
   private readonly restartCounts: number[];
   /** Per worker, when it was restarted within the last --restarts-rate-limit-period-s. */
   private readonly recentRestartTimes: number[][];
+  /** The environment parameters every worker uses now; a restarted worker is launched with them. */
+  private samplers: Readonly<Record<string, SamplerSettings>>;
 
   private constructor(
     private readonly workers: Worker[],
@@ -79,6 +79,7 @@ export class EnvManager {
   ) {
     this.restartCounts = workers.map(() => 0);
     this.recentRestartTimes = workers.map(() => []);
+    this.samplers = options.environmentParameters ?? {};
   }
 
   /** The environment each worker runs now (a restarted worker has a new one). */
@@ -97,7 +98,9 @@ export class EnvManager {
    */
   static async launch(options: LaunchOptions, managerFor: BehaviorManagerFactory): Promise<EnvManager> {
     const attempts = await Promise.allSettled(
-      Array.from({ length: options.numEnvs }, (_, workerId) => launchWorker(options, workerId)),
+      Array.from({ length: options.numEnvs }, (_, workerId) =>
+        launchWorker(options, workerId, options.environmentParameters ?? {}),
+      ),
     );
     const workers = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
     const failure = attempts.find((a): a is PromiseRejectedResult => a.status === 'rejected');
@@ -112,6 +115,25 @@ export class EnvManager {
   async reset(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.env.reset()));
     this.takeSteps();
+  }
+
+  /**
+   * New environment parameter values (a curriculum lesson changed) for every environment, sent
+   * with each one's next message: upstream's set_env_parameters.
+   */
+  setEnvironmentParameters(samplers: Readonly<Record<string, SamplerSettings>>): void {
+    this.samplers = samplers;
+    for (const worker of this.workers) sendSamplers(worker.parameters, samplers);
+  }
+
+  /**
+   * New environment parameter values, then every environment reset and every agent's episode
+   * ended: upstream's reset(config), for a lesson that requires a reset.
+   */
+  async resetWithParameters(samplers: Readonly<Record<string, SamplerSettings>>): Promise<void> {
+    this.setEnvironmentParameters(samplers);
+    this.endAllEpisodes();
+    await this.reset();
   }
 
   /**
@@ -183,12 +205,17 @@ export class EnvManager {
         this.recentRestartTimes[workerId].push(Date.now());
         this.restartCounts[workerId] += 1;
         await this.workers[workerId].env.close();
-        this.workers[workerId] = await launchWorker(this.options, workerId);
+        this.workers[workerId] = await launchWorker(this.options, workerId, this.samplers);
       }),
     );
+    this.endAllEpisodes();
+    await this.reset();
+  }
+
+  /** Before a reset: the steps in flight and the decisions taken on them no longer count. */
+  private endAllEpisodes(): void {
     for (const manager of this.managers.values()) manager.endEpisode();
     for (const worker of this.workers) worker.lastDecision.clear();
-    await this.reset();
   }
 
   /**
@@ -295,7 +322,11 @@ function decisionRows(decision: ActionInfo, start: number, count: number, spec: 
   };
 }
 
-async function launchWorker(options: LaunchOptions, workerId: number): Promise<Worker> {
+async function launchWorker(
+  options: LaunchOptions,
+  workerId: number,
+  samplers: Readonly<Record<string, SamplerSettings>>,
+): Promise<Worker> {
   const engineChannel = new EngineConfigurationChannel();
   const { engine } = options;
   engineChannel.setConfigurationParameters({
@@ -307,10 +338,7 @@ async function launchWorker(options: LaunchOptions, workerId: number): Promise<W
     captureFrameRate: engine.capture_frame_rate,
   });
   const parametersChannel = new EnvironmentParametersChannel();
-  for (const [key, parameter] of Object.entries(options.environmentParameters ?? {})) {
-    // Curricula do not advance yet: the first lesson's sampler holds for the whole run.
-    sendSampler(parametersChannel, key, parameter.curriculum[0].value);
-  }
+  sendSamplers(parametersChannel, samplers);
   const stats = new StatsSideChannel();
   const env = await UnityEnvironment.create({
     fileName: options.executable,
@@ -326,7 +354,11 @@ async function launchWorker(options: LaunchOptions, workerId: number): Promise<W
     bindAddress: options.bindAddress,
     logger: options.logger,
   });
-  return { env, stats, lastDecision: new Map() };
+  return { env, stats, parameters: parametersChannel, lastDecision: new Map() };
+}
+
+function sendSamplers(channel: EnvironmentParametersChannel, samplers: Readonly<Record<string, SamplerSettings>>): void {
+  for (const [key, sampler] of Object.entries(samplers)) sendSampler(channel, key, sampler);
 }
 
 /** Sends one environment parameter's sampler as upstream's EnvironmentParameterManager does. */

@@ -13,6 +13,7 @@ import { configError, namedTrainerSettings, optionsSource } from '../config/read
 import { BehaviorSpec } from '../env/behavior-spec';
 import {
   ConsoleWriter,
+  STAT_KEYS,
   StatsRegistry,
   TENSORBOARD_HIDDEN_KEYS,
   TensorboardWriter,
@@ -24,6 +25,7 @@ import { ActingPolicy } from './action-info';
 import { AgentManager } from './agent-processor';
 import { loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from './checkpoints';
 import { EnvManager, LaunchOptions } from './env-manager';
+import { CurriculumProgress, EnvironmentParameterManager } from './environment-parameter-manager';
 import type { Trainer } from './trainer';
 import { createTrainer } from './trainer-factory';
 
@@ -66,7 +68,7 @@ export function checkFeaturesBuilt(options: RunOptions): void {
 export interface TrainerControllerOptions {
   readonly options: RunOptions;
   readonly paths: RunPaths;
-  readonly launch: Omit<LaunchOptions, 'logger' | 'restarts'>;
+  readonly launch: Omit<LaunchOptions, 'logger' | 'restarts' | 'environmentParameters'>;
   readonly seed: number;
   readonly logger: Logger;
 }
@@ -82,6 +84,7 @@ export class TrainerController {
   private readonly trainers = new Map<string, BehaviorTrainer>();
   private readonly stats = new StatsRegistry();
   private readonly status: TrainingStatus;
+  private readonly parameters: EnvironmentParameterManager;
   private readonly logger: Logger;
   private stopRequested = false;
 
@@ -89,6 +92,13 @@ export class TrainerController {
     this.logger = run.logger;
     const resume = run.options.checkpoint_settings.resume;
     this.status = resume ? TrainingStatus.load(run.paths.trainingStatusFile, run.logger) : new TrainingStatus();
+    this.parameters = new EnvironmentParameterManager(
+      run.options.environment_parameters,
+      run.seed,
+      resume,
+      this.status,
+      run.logger,
+    );
     this.stats.addWriter(new ConsoleWriter(run.logger));
     this.stats.addWriter(
       new TensorboardWriter(run.paths.runDir, {
@@ -115,16 +125,27 @@ export class TrainerController {
     let envManager: EnvManager | null = null;
     try {
       envManager = await EnvManager.launch(
-        { ...this.run.launch, restarts: this.run.options.env_settings, logger: this.logger },
+        {
+          ...this.run.launch,
+          environmentParameters: this.parameters.currentSamplers(),
+          restarts: this.run.options.env_settings,
+          logger: this.logger,
+        },
         (name, spec) => this.createTrainer(name, spec),
       );
       await timers.time('env_reset', () => envManager!.reset());
+      this.parameters.logCurrentLessons();
       // An inference run goes on until it is stopped, as upstream's.
       const inference = this.run.options.checkpoint_settings.inference;
       while (!this.stopRequested && (inference || this.shouldStillTrain())) {
         await timers.time('env_step', () => envManager!.step());
+        this.reportLessons();
         timers.time('trainer_advance', () => this.advanceTrainers());
+        for (const { trainer } of this.trainers.values()) await trainer.waitUntilReady?.();
+        await this.advanceLessons(envManager);
       }
+      // A trainer updating in a worker (threaded: true) may have an update in flight: the final models include it.
+      for (const { trainer } of this.trainers.values()) await trainer.finishUpdate?.();
       if (this.stopRequested) {
         this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
       }
@@ -132,6 +153,7 @@ export class TrainerController {
       try {
         if (!this.run.options.checkpoint_settings.inference) this.saveFinalModels();
       } finally {
+        for (const { trainer } of this.trainers.values()) await trainer.close?.();
         this.stats.close();
         writeTimingTree(this.run.paths.runLogsDir, timers);
         await envManager?.close();
@@ -143,6 +165,31 @@ export class TrainerController {
   private shouldStillTrain(): boolean {
     if (this.trainers.size === 0) return true;
     return [...this.trainers.values()].some(({ trainer }) => trainer.shouldStillTrain);
+  }
+
+  /** Every behavior reports each parameter's lesson, as upstream's controller does every step. */
+  private reportLessons(): void {
+    for (const [parameter, lesson] of this.parameters.currentLessonNumbers()) {
+      for (const name of this.trainers.keys()) this.stats.reporter(name).setStat(STAT_KEYS.lessonNumber(parameter), lesson);
+    }
+  }
+
+  /**
+   * Upstream's reset_env_if_ready: lessons whose completion criteria are met move on, the reward
+   * buffers are emptied, and the environments get the new values, reset first when a finished
+   * lesson asks for it.
+   */
+  private async advanceLessons(envManager: EnvManager): Promise<void> {
+    const progress = new Map<string, CurriculumProgress>();
+    for (const [name, { trainer }] of this.trainers) {
+      progress.set(name, { step: trainer.step, maxSteps: trainer.settings.max_steps, episodeRewards: trainer.episodeRewards });
+    }
+    const { updated, mustReset } = this.parameters.updateLessons(progress);
+    if (!updated) return;
+    for (const { trainer } of this.trainers.values()) trainer.clearEpisodeRewards();
+    const samplers = this.parameters.currentSamplers();
+    if (mustReset) await timers.time('env_reset', () => envManager.resetWithParameters(samplers));
+    else envManager.setEnvironmentParameters(samplers);
   }
 
   private advanceTrainers(): void {
@@ -165,6 +212,7 @@ export class TrainerController {
       seed: this.run.seed,
       trainModel: !options.checkpoint_settings.inference,
       onCheckpoint: (step) => this.checkpoint(name, step),
+      logger: this.logger,
     });
     fs.mkdirSync(folder, { recursive: true });
     const { resume } = options.checkpoint_settings;

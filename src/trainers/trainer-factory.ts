@@ -2,10 +2,12 @@
  * Builds the trainer a behavior's trainer_type names (upstream's TrainerFactory). Trainer types
  * that are not built are refused before any environment connects (checkTrainerTypesBuilt).
  */
+import type { Logger } from '../communicator/logger';
 import type { TrainerSettings } from '../config/settings';
 import type { BehaviorSpec } from '../env/behavior-spec';
 import type { StatsReporter } from '../stats';
 import { PpoTrainer } from './ppo/trainer';
+import { SacTrainer } from './sac/trainer';
 import type { Trainer } from './trainer';
 
 export interface TrainerFactoryOptions {
@@ -19,6 +21,8 @@ export interface TrainerFactoryOptions {
   readonly trainModel: boolean;
   /** Called when a checkpoint is due (every checkpoint_interval steps), with the trainer's step. */
   readonly onCheckpoint?: (step: number) => void;
+  /** Where a trainer reports what it does besides statistics (warnings, replay buffer files). */
+  readonly logger?: Logger;
 }
 
 export function createTrainer(options: TrainerFactoryOptions): Trainer {
@@ -26,6 +30,8 @@ export function createTrainer(options: TrainerFactoryOptions): Trainer {
   switch (settings.trainer_type) {
     case 'ppo':
       return new PpoTrainer({ ...options, settings });
+    case 'sac':
+      return new SacTrainer({ ...options, settings });
     default:
       throw new Error(`Behavior ${options.behaviorName}: trainer_type ${settings.trainer_type} is not built yet.`);
   }

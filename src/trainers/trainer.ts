@@ -18,8 +18,10 @@ export interface Trainer {
   readonly model: ActorCritic;
   /** Experiences processed so far: the behavior's step count. */
   step: number;
-  /** The rewards of the latest finished episodes, oldest first. */
+  /** The rewards of the latest finished episodes, oldest first (upstream's reward_buffer). */
   readonly episodeRewards: readonly number[];
+  /** Forgets episodeRewards: a new curriculum lesson is judged on its own episodes only. */
+  clearEpisodeRewards(): void;
   /** False once max_steps experiences have been processed, or when the run only does inference. */
   readonly shouldStillTrain: boolean;
   /** The mean reward of the episodes finished since the last update; null when none finished. */
@@ -33,4 +35,15 @@ export interface Trainer {
   saveCheckpoint(file: string, step: number): void;
   /** Restores a checkpoint file written by saveCheckpoint; returns the step it was saved at. */
   loadCheckpoint(file: string): number;
+  /** Trainers that update off the main thread (threaded: true): waits for the update in flight and applies it. */
+  finishUpdate?(): Promise<void>;
+  /**
+   * Trainers that update off the main thread: resolves at once, unless the next update's buffer is
+   * already full while the last update still runs; then once that update is done. The environments
+   * wait meanwhile, as upstream's bounded trajectory queue makes them, so an update never trains
+   * on much more than one buffer of experiences.
+   */
+  waitUntilReady?(): Promise<void>;
+  /** Trainers that update off the main thread: ends their worker, dropping an update still in flight. */
+  close?(): Promise<void>;
 }

@@ -302,11 +302,11 @@ describe('settingsForBehavior: behaviors the configuration does not name', () =>
 });
 
 describe('checkTrainerTypesBuilt', () => {
-  it('passes PPO and refuses SAC and POCA, naming the behavior', () => {
-    expect(() => checkTrainerTypesBuilt(load('behaviors: {A: {trainer_type: ppo}}\n').options)).not.toThrow();
-    const { options, file } = load('behaviors:\n  A: {}\n  B: {trainer_type: sac}\n');
+  it('passes PPO and SAC and refuses POCA, naming the behavior', () => {
+    expect(() => checkTrainerTypesBuilt(load('behaviors: {A: {trainer_type: ppo}, S: {trainer_type: sac}}\n').options)).not.toThrow();
+    const { options, file } = load('behaviors:\n  A: {}\n  B: {trainer_type: poca}\n');
     expect(() => checkTrainerTypesBuilt(options)).toThrow(
-      `${file}: behaviors.B.trainer_type: trainer_type sac is not available in this trainer yet; it trains ppo. ` +
+      `${file}: behaviors.B.trainer_type: trainer_type poca is not available in this trainer yet; it trains ppo, sac. ` +
         "Train this behavior with ML-Agents' own mlagents-learn, or change its trainer_type.",
     );
   });

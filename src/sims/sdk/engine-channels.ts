@@ -60,12 +60,19 @@ export class EngineConfigurationReceiver extends SideChannel {
   }
 }
 
+/** A float32 from the wire as it was written: 9.81, not 9.8100004196167. */
+export function float32Text(value: number): string {
+  return String(Number(value.toPrecision(7)));
+}
+
 /** A value the trainer set: a constant, or a sampler drawn anew at each read (as Unity's). */
 type Parameter = { constant: number } | { sample: () => number };
 
 /** Academy.Instance.EnvironmentParameters: the values of curricula and randomization. */
 export class EnvironmentParametersReceiver extends SideChannel {
   private readonly parameters = new Map<string, Parameter>();
+  /** Told each value the trainer sets, in words ("2.5", "uniform in [1, 3], seed 7"): the player's log shows them. */
+  onParameterSet: ((key: string, description: string) => void) | undefined;
 
   constructor() {
     super(ENVIRONMENT_PARAMETERS_CHANNEL_ID);
@@ -75,22 +82,27 @@ export class EnvironmentParametersReceiver extends SideChannel {
     const key = msg.readString();
     const type = msg.readInt32() as EnvironmentDataType;
     if (type === EnvironmentDataType.FLOAT) {
-      this.parameters.set(key, { constant: msg.readFloat32() });
+      const value = msg.readFloat32();
+      this.parameters.set(key, { constant: value });
+      this.onParameterSet?.(key, float32Text(value));
       return;
     }
     if (type !== EnvironmentDataType.SAMPLER) {
       throw new Error(`Environment parameter ${key}: unknown data type ${type}.`);
     }
-    const random = new SeededRandom(msg.readInt32());
+    const seed = msg.readInt32();
+    const random = new SeededRandom(seed);
     const sampler = msg.readInt32() as SamplerType;
     if (sampler === SamplerType.UNIFORM) {
       const min = msg.readFloat32();
       const max = msg.readFloat32();
       this.parameters.set(key, { sample: () => random.range(min, max) });
+      this.onParameterSet?.(key, `uniform in [${float32Text(min)}, ${float32Text(max)}], seed ${seed}`);
     } else if (sampler === SamplerType.GAUSSIAN) {
       const mean = msg.readFloat32();
       const stDev = msg.readFloat32();
       this.parameters.set(key, { sample: () => mean + stDev * random.gaussian() });
+      this.onParameterSet?.(key, `gaussian of mean ${float32Text(mean)} and standard deviation ${float32Text(stDev)}, seed ${seed}`);
     } else if (sampler === SamplerType.MULTIRANGEUNIFORM) {
       const flat = msg.readFloat32List();
       const intervals: Array<[number, number]> = [];
@@ -107,6 +119,7 @@ export class EnvironmentParametersReceiver extends SideChannel {
           return intervals[intervals.length - 1][1];
         },
       });
+      this.onParameterSet?.(key, `uniform in ${intervals.map(([min, max]) => `[${float32Text(min)}, ${float32Text(max)}]`).join(' or ')}, seed ${seed}`);
     } else {
       throw new Error(`Environment parameter ${key}: unknown sampler type ${sampler}.`);
     }

@@ -21,6 +21,7 @@ import { UnityClient } from '../unity-client';
 import { Academy, InfoBatch } from './academy';
 import { Agent } from './agent';
 import { HeuristicBrain, RemoteBrain } from './brains';
+import { EngineSettings, float32Text } from './engine-channels';
 import { encodeObservationPng } from './png';
 
 /** The options an environment takes beyond the common ones, as node's util.parseArgs describes them. */
@@ -145,6 +146,7 @@ export async function runEnvironmentMain(definition: SimDefinition, argv: readon
 async function playWithTrainer(definition: SimDefinition, values: SimOptionValues, log: (line: string) => void) {
   const port = intOption({ ...values, 'mlagents-port': values['mlagents-port'] ?? '5004' }, 'mlagents-port');
   const academy = new Academy();
+  academy.environmentParameters.onParameterSet = (key, value) => log(`environment parameter ${key} set to ${value}`);
   const sideChannels = new SideChannelManager([academy.engineConfiguration, academy.environmentParameters, academy.stats], {
     logger: log,
   });
@@ -169,13 +171,28 @@ async function playWithTrainer(definition: SimDefinition, values: SimOptionValue
     await client.close();
     return;
   }
+  log(`engine configuration: ${describeEngineSettings(academy.engineConfiguration.settings)}`);
   academy.reset();
   const pacer = new Pacer();
-  while ((await academy.step(brain)) !== 'quit') {
+  let outcome: 'stepped' | 'reset' | 'quit';
+  while ((outcome = await academy.step(brain)) !== 'quit') {
+    if (outcome === 'reset') log('reset by the trainer');
     await pacer.pace(academy.deltaTime, academy.engineConfiguration.settings.timeScale);
   }
   log(`the trainer ended the session after ${academy.totalStepCount} steps`);
   await client.close();
+}
+
+/** The engine settings the trainer sent, in the player log's words; those it did not send say so. */
+function describeEngineSettings(settings: Partial<EngineSettings>): string {
+  const or = (value: number | undefined) => (value === undefined ? 'unset' : float32Text(value));
+  return [
+    `time scale ${or(settings.timeScale)}`,
+    `resolution ${or(settings.width)}x${or(settings.height)}`,
+    `quality level ${or(settings.qualityLevel)}`,
+    `target frame rate ${or(settings.targetFrameRate)}`,
+    `capture frame rate ${or(settings.captureFrameRate)}`,
+  ].join(', ');
 }
 
 async function playAlone(definition: SimDefinition, values: SimOptionValues, log: (line: string) => void) {

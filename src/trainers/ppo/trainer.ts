@@ -7,44 +7,36 @@
  *
  * The policy that acts is the same model the optimizer updates: once an update is done, the
  * trainer hands the policy back through its policy queue, as upstream does.
+ *
+ * With threaded: true the updates run in a worker thread (./update-thread.ts) holding its own copy
+ * of the networks and Adam: a full buffer is handed over and the environments keep stepping with
+ * the current policy, their trajectories filling the next buffer; the worker's weights and Adam
+ * state are copied back at the first advance() after it answers. At most one update is in flight.
+ * A checkpoint taken meanwhile holds the state from before that update (weights and Adam state
+ * always belong together); finishUpdate() waits for it, which the end of a run does before saving.
  */
 import type { PPOSettings, TrainerSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
-import { DecisionSteps, allowedActions } from '../../env/steps';
 import { ActorCritic } from '../../networks/actor-critic';
 import { SeededRandom } from '../../communicator/random';
 import { STAT_KEYS, StatsPropertyType, StatsReporter, type Hyperparameters } from '../../stats';
-import { ActingPolicy, ActionInfo } from '../action-info';
+import type { ActingPolicy } from '../action-info';
+import { EpisodeBookkeeping, ModelPolicy } from '../rl-trainer-base';
 import type { Trainer } from '../trainer';
 import { gae } from '../advantages';
 import { AgentManagerQueue } from '../agent-manager-queue';
-import { AgentBuffer, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
+import { AgentBuffer, BufferKey, RewardSignalKeys } from '../buffer';
 import { Trajectory } from '../trajectory';
-import { NonFiniteLossError, PpoOptimizer, PpoUpdateStats } from './optimizer';
-import { PpoMinibatch } from './loss';
+import { NonFiniteLossError, PpoOptimizer } from './optimizer';
+import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
+import { UpdateReply, UpdateRequest, packColumns } from './update-protocol';
+import { PpoUpdateThread } from './update-thread';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
 
-/** The networks acting for a behavior: one batched forward pass per call. */
-export class PpoPolicy implements ActingPolicy {
-  constructor(readonly model: ActorCritic) {}
-
-  decide(decision: DecisionSteps): ActionInfo {
-    const count = decision.length;
-    const branches = this.model.actionSpec.discreteBranches;
-    const masks = decision.actionMask === null || branches.length === 0 ? null : allowedActions(decision.actionMask, count, branches);
-    const output = this.model.act(decision.obs, count, masks);
-    return {
-      action: output.action,
-      envAction: output.envAction,
-      logProbs: output.logProbs,
-      entropy: output.entropy,
-      agentIds: decision.agentId,
-    };
-  }
-}
-
+/** PPO acts with its networks as every trainer does. */
+export { ModelPolicy as PpoPolicy };
 
 export interface PpoTrainerOptions {
   readonly behaviorName: string;
@@ -59,34 +51,32 @@ export interface PpoTrainerOptions {
   readonly onCheckpoint?: (step: number) => void;
 }
 
-/** How many recent episode rewards the trainer keeps (upstream's reward_buffer). */
-const REWARD_BUFFER_LENGTH = 1000;
-
 export class PpoTrainer implements Trainer {
   readonly behaviorName: string;
   readonly settings: PpoTrainerSettings;
   readonly model: ActorCritic;
   readonly optimizer: PpoOptimizer;
-  readonly policy: PpoPolicy;
+  readonly policy: ModelPolicy;
   /** Experiences processed so far: the behavior's step count. */
   step = 0;
-  /** The rewards of the latest finished episodes, oldest first. */
-  readonly episodeRewards: number[] = [];
   /** The experiences waiting for the next update (upstream's update_buffer). */
   updateBuffer = new AgentBuffer();
 
-  /** The rewards of the episodes finished since the last update (what a checkpoint records). */
-  private returnsSinceUpdate: number[] = [];
   private readonly hyperparameters: PPOSettings;
   private readonly signals: string[];
   private readonly stats: StatsReporter;
   private readonly random: SeededRandom;
-  /** Per signal ('environment' too), the reward each agent has collected in its current episode. */
-  private readonly collectedRewards = new Map<string, Map<string, number>>();
-  private readonly onCheckpoint: (step: number) => void;
+  private readonly bookkeeping: EpisodeBookkeeping;
   private readonly trainModel: boolean;
-  private nextSummaryStep = 0;
-  private nextCheckpointStep = 0;
+  private readonly spec: BehaviorSpec;
+  private readonly seed: number;
+  /** threaded: true: the worker that runs the updates, started at the first one. */
+  private updateThread: PpoUpdateThread | null = null;
+  /** The update running in the worker; settles once `workerReply` holds its answer. */
+  private updateInFlight: Promise<void> | null = null;
+  private workerReply: UpdateReply | Error | null = null;
+  /** Whether the worker's networks may differ from the acting ones (before its first update, after a restore). */
+  private workerStateStale = true;
 
   constructor(options: PpoTrainerOptions) {
     const { settings } = options;
@@ -96,17 +86,17 @@ export class PpoTrainer implements Trainer {
     this.signals = Object.keys(settings.reward_signals);
     this.stats = options.stats;
     this.random = new SeededRandom(options.seed + 1);
-    this.onCheckpoint = options.onCheckpoint ?? (() => undefined);
     this.trainModel = options.trainModel ?? true;
-    this.model = new ActorCritic(options.spec, {
-      network: settings.network_settings,
-      rewardSignals: this.signals,
-      sharedCritic: settings.hyperparameters.shared_critic,
-      seed: options.seed,
+    this.spec = options.spec;
+    this.seed = options.seed;
+    ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.spec, settings, options.seed));
+    this.policy = new ModelPolicy(this.model);
+    this.bookkeeping = new EpisodeBookkeeping({
+      settings,
+      signals: this.signals,
+      stats: this.stats,
+      onCheckpoint: options.onCheckpoint ?? (() => undefined),
     });
-    this.optimizer = new PpoOptimizer(this.model, { hyperparameters: this.hyperparameters, maxSteps: settings.max_steps });
-    this.policy = new PpoPolicy(this.model);
-    for (const name of ['environment', ...this.signals]) this.collectedRewards.set(name, new Map());
     this.stats.addProperty(StatsPropertyType.HYPERPARAMETERS, settings as unknown as Hyperparameters);
   }
 
@@ -123,6 +113,7 @@ export class PpoTrainer implements Trainer {
     for (let trajectory = trajectoryQueue.tryGet(); trajectory !== undefined; trajectory = trajectoryQueue.tryGet()) {
       this.processTrajectory(trajectory);
     }
+    if (this.settings.threaded) return this.advanceThreaded(policyQueue);
     if (!this.shouldStillTrain || this.updateBuffer.numExperiences < this.hyperparameters.buffer_size) return false;
     this.updatePolicy();
     policyQueue.put(this.policy);
@@ -134,7 +125,90 @@ export class PpoTrainer implements Trainer {
   }
 
   loadCheckpoint(file: string): number {
+    this.workerStateStale = true;
     return this.optimizer.loadCheckpoint(file);
+  }
+
+  /** Waits for the update running in the worker, if any, and applies it (threaded: true). */
+  async finishUpdate(): Promise<void> {
+    await this.updateInFlight;
+    this.applyWorkerUpdate();
+  }
+
+  /** With threaded: true, resolves once the update in flight is done if the next buffer is already full. */
+  async waitUntilReady(): Promise<void> {
+    if (this.updateBuffer.numExperiences >= this.hyperparameters.buffer_size) await this.updateInFlight;
+  }
+
+  /** Ends the update worker, if one was started; an update still in flight is dropped. */
+  async close(): Promise<void> {
+    await this.updateThread?.close();
+  }
+
+  /**
+   * advance() with threaded: true: applies the update the worker finished, if any, then hands the
+   * worker the buffer once it is full. Returns true when the policy changed.
+   */
+  private advanceThreaded(policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
+    const changed = this.applyWorkerUpdate();
+    if (changed) policyQueue.put(this.policy);
+    const full = this.updateBuffer.numExperiences >= this.hyperparameters.buffer_size;
+    if (this.updateInFlight === null && this.shouldStillTrain && full) this.startWorkerUpdate();
+    return changed;
+  }
+
+  /** Hands the full buffer (its memory moves to the worker), the normalizer and the step to the worker. */
+  private startWorkerUpdate(): void {
+    this.updateThread ??= new PpoUpdateThread(this.behaviorName, {
+      observationSpecs: this.spec.observationSpecs,
+      continuousSize: this.spec.actionSpec.continuousSize,
+      discreteBranches: this.spec.actionSpec.discreteBranches,
+      settings: this.settings,
+      seed: this.seed,
+    });
+    const { columns, transfer } = packColumns(this.updateBuffer);
+    const normalizer = this.model.normalizer;
+    const adam = this.optimizer.adam;
+    const request: UpdateRequest = {
+      step: this.step,
+      columns,
+      normalizer: normalizer === null ? null : { steps: normalizer.steps, mean: normalizer.mean, variance: normalizer.variance },
+      optimizerState: this.workerStateStale
+        ? { parameters: this.model.parameters, firstMoment: adam.firstMoment, secondMoment: adam.secondMoment, adamStep: adam.step }
+        : null,
+    };
+    this.workerStateStale = false;
+    this.updateInFlight = this.updateThread.update(request, transfer).then(
+      (reply) => {
+        this.workerReply = reply;
+      },
+      (error: Error) => {
+        this.workerReply = error;
+      },
+    );
+    this.updateBuffer = new AgentBuffer();
+    this.bookkeeping.policyUpdated();
+  }
+
+  /**
+   * Copies the worker's weights and Adam state into the acting model once it answered; returns
+   * whether it did. A failed update (a non-finite loss, a crashed worker) stops the run.
+   */
+  private applyWorkerUpdate(): boolean {
+    const reply = this.workerReply;
+    if (reply === null) return false;
+    this.workerReply = null;
+    this.updateInFlight = null;
+    if (reply instanceof Error) throw reply;
+    if (reply.kind === 'nonFiniteLoss') throw new NonFiniteLossError(`Behavior ${this.behaviorName}: ${reply.message}`);
+    const { state } = reply;
+    this.model.parameters.set(state.parameters);
+    this.optimizer.adam.firstMoment.set(state.firstMoment);
+    this.optimizer.adam.secondMoment.set(state.secondMoment);
+    this.optimizer.adam.step = state.adamStep;
+    this.model.parametersChanged();
+    this.reportUpdate(new Map(reply.means));
+    return true;
   }
 
   /** Upstream's _process_trajectory, then the summary, checkpoint and step bookkeeping of rl_trainer. */
@@ -150,7 +224,7 @@ export class PpoTrainer implements Trainer {
     const nextValues = trulyEnded ? null : this.model.values(trajectory.nextObs, 1);
 
     const environmentRewards = buffer.get(BufferKey.ENVIRONMENT_REWARDS).rows;
-    this.addToCollected('environment', trajectory.agentId, environmentRewards);
+    this.bookkeeping.addRewards('environment', trajectory.agentId, environmentRewards);
     const advantages = new Float32Array(n);
     const returns = new Float32Array(n);
     for (const signal of this.signals) {
@@ -160,7 +234,7 @@ export class PpoTrainer implements Trainer {
       buffer.get(RewardSignalKeys.valueEstimates(signal)).set(signalValues, 1);
       buffer.get(RewardSignalKeys.rewards(signal)).set(rewards, 1);
       this.stats.addStat(STAT_KEYS.valueEstimate(signal), mean(signalValues));
-      this.addToCollected(signal, trajectory.agentId, rewards);
+      this.bookkeeping.addRewards(signal, trajectory.agentId, rewards);
 
       const bootstrap = nextValues === null ? null : nextValues[signal][0];
       const estimate = gae(rewards, signalValues, bootstrap, settings.gamma, this.hyperparameters.lambd);
@@ -174,154 +248,47 @@ export class PpoTrainer implements Trainer {
     buffer.get(BufferKey.ADVANTAGES).set(advantages, 1);
     buffer.get(BufferKey.DISCOUNTED_RETURNS).set(returns, 1);
     if (this.shouldStillTrain) buffer.resequenceAndAppend(this.updateBuffer);
-    if (trajectory.doneReached) this.endEpisode(trajectory.agentId);
+    if (trajectory.doneReached) this.bookkeeping.endEpisode(trajectory.agentId);
 
-    this.maybeWriteSummary(this.step + n);
-    if (this.trainModel) this.maybeCheckpoint(this.step + n);
+    this.bookkeeping.stepsProcessed(this.step, n, this.shouldStillTrain, this.trainModel);
     this.step += n;
   }
 
-  /** Upstream's _write_summary: whether the behavior still trains, then every stat of the period. */
-  private writeSummary(step: number): void {
-    this.stats.setStat(STAT_KEYS.isTraining, this.shouldStillTrain ? 1 : 0);
-    this.stats.writeStats(step);
-  }
-
-  /**
-   * Upstream's _update_policy: advantages normalized over the buffer, then num_epoch passes over
-   * it in shuffled minibatches of batch_size; the mean of each update statistic is reported.
-   */
+  /** Upstream's _update_policy, on this thread (threaded: false); a non-finite loss stops the run, naming the behavior. */
   private updatePolicy(): void {
-    const h = this.hyperparameters;
-    const buffer = this.updateBuffer;
-    const length = buffer.numExperiences;
-    const advantages = buffer.get(BufferKey.ADVANTAGES);
-    advantages.set(standardized(advantages.rows), 1);
-
-    const totals = new Map<keyof PpoUpdateStats, { sum: number; count: number }>();
-    const batchCount = Math.floor(length / h.batch_size);
-    for (let epoch = 0; epoch < h.num_epoch; epoch++) {
-      buffer.shuffle(1, () => this.random.next());
-      for (let b = 0; b < batchCount; b++) {
-        const minibatch = this.minibatchOf(buffer.makeMiniBatch(b * h.batch_size, (b + 1) * h.batch_size));
-        const stats = this.updateMinibatch(minibatch);
-        for (const key of Object.keys(stats) as Array<keyof PpoUpdateStats>) {
-          const total = totals.get(key) ?? { sum: 0, count: 0 };
-          total.sum += stats[key];
-          total.count++;
-          totals.set(key, total);
-        }
-      }
-    }
-    for (const [key, { sum, count }] of totals) this.stats.addStat(key, sum / count);
-    this.updateBuffer = new AgentBuffer();
-    this.returnsSinceUpdate = [];
-  }
-
-  /** The mean reward of the episodes finished since the last update; null when none finished. */
-  get meanRewardSinceUpdate(): number | null {
-    const returns = this.returnsSinceUpdate;
-    return returns.length === 0 ? null : returns.reduce((a, b) => a + b, 0) / returns.length;
-  }
-
-  /** One optimizer step; a non-finite loss stops the run, naming the behavior (its weights stay as they were). */
-  private updateMinibatch(minibatch: PpoMinibatch): PpoUpdateStats {
+    let means: PpoUpdateMeans;
     try {
-      return this.optimizer.update(minibatch, this.step);
+      means = updateOnBuffer(this.optimizer, this.updateBuffer, this.hyperparameters, () => this.random.next(), this.step);
     } catch (error) {
       if (!(error instanceof NonFiniteLossError)) throw error;
       throw new NonFiniteLossError(`Behavior ${this.behaviorName}: ${error.message}`);
     }
+    this.reportUpdate(means);
+    this.updateBuffer = new AgentBuffer();
+    this.bookkeeping.policyUpdated();
   }
 
-  private minibatchOf(batch: AgentBuffer): PpoMinibatch {
-    const count = batch.numExperiences;
-    const rows = (key: string): Float32Array => (batch.has(key) ? batch.get(key).rows : new Float32Array(0));
-    const returns: Record<string, Float32Array> = {};
-    const oldValues: Record<string, Float32Array> = {};
-    for (const signal of this.signals) {
-      returns[signal] = rows(RewardSignalKeys.returns(signal));
-      oldValues[signal] = rows(RewardSignalKeys.valueEstimates(signal));
-    }
-    return {
-      count,
-      observations: observationKeys(batch).map((key) => batch.get(key).rows),
-      continuousActions: rows(BufferKey.CONTINUOUS_ACTION),
-      discreteActions: Int32Array.from(rows(BufferKey.DISCRETE_ACTION)),
-      actionMasks: batch.has(BufferKey.ACTION_MASK) ? batch.get(BufferKey.ACTION_MASK).rows : null,
-      oldContinuousLogProbs: rows(BufferKey.CONTINUOUS_LOG_PROBS),
-      oldDiscreteLogProbs: rows(BufferKey.DISCRETE_LOG_PROBS),
-      advantages: rows(BufferKey.ADVANTAGES),
-      returns,
-      oldValues,
-    };
+  private reportUpdate(means: PpoUpdateMeans): void {
+    for (const [key, value] of means) this.stats.addStat(key, value);
   }
 
-  private addToCollected(signal: string, agentId: string, rewards: Float32Array): void {
-    const collected = this.collectedRewards.get(signal)!;
-    let sum = collected.get(agentId) ?? 0;
-    for (const r of rewards) sum += r;
-    collected.set(agentId, sum);
+  /** The rewards of the latest finished episodes, oldest first. */
+  get episodeRewards(): readonly number[] {
+    return this.bookkeeping.episodeRewards;
   }
 
-  /** Upstream's _update_end_episode_stats: the episode's reward per signal, and the reward buffer. */
-  private endEpisode(agentId: string): void {
-    for (const [signal, collected] of this.collectedRewards) {
-      const total = collected.get(agentId) ?? 0;
-      collected.delete(agentId);
-      if (signal === 'environment') {
-        this.episodeRewards.push(total);
-        this.returnsSinceUpdate.push(total);
-        if (this.episodeRewards.length > REWARD_BUFFER_LENGTH) this.episodeRewards.shift();
-      } else {
-        this.stats.addStat(STAT_KEYS.signalReward(signal), total);
-      }
-    }
+  clearEpisodeRewards(): void {
+    this.bookkeeping.clearEpisodeRewards();
   }
 
-  /** As upstream, the first summary comes at the first multiple of summary_freq after step 0. */
-  private maybeWriteSummary(stepAfter: number): void {
-    const every = this.settings.summary_freq;
-    if (this.nextSummaryStep === 0) this.nextSummaryStep = nextMultiple(this.step, every);
-    if (stepAfter >= this.nextSummaryStep && this.step !== 0) {
-      this.writeSummary(this.nextSummaryStep);
-      this.nextSummaryStep = nextMultiple(stepAfter, every);
-    }
+  /** The mean reward of the episodes finished since the last update; null when none finished. */
+  get meanRewardSinceUpdate(): number | null {
+    return this.bookkeeping.meanRewardSinceUpdate;
   }
-
-  private maybeCheckpoint(stepAfter: number): void {
-    const every = this.settings.checkpoint_interval;
-    if (this.nextCheckpointStep === 0) this.nextCheckpointStep = nextMultiple(this.step, every);
-    if (stepAfter >= this.nextCheckpointStep && this.step !== 0) {
-      this.onCheckpoint(stepAfter);
-      this.nextCheckpointStep = nextMultiple(stepAfter, every);
-    }
-  }
-}
-
-/** The obs:i keys of a buffer, in observation order. */
-function observationKeys(buffer: AgentBuffer): string[] {
-  const keys: string[] = [];
-  for (let i = 0; buffer.has(observationKey(i)); i++) keys.push(observationKey(i));
-  return keys;
-}
-
-/** The first multiple of `interval` strictly after `step` (upstream's _get_next_interval_step). */
-function nextMultiple(step: number, interval: number): number {
-  return step + (interval - (step % interval));
 }
 
 function mean(values: Float32Array): number {
   let sum = 0;
   for (const v of values) sum += v;
   return values.length === 0 ? 0 : sum / values.length;
-}
-
-/** (x - mean) / (std + 1e-10), std the population one, as upstream normalizes advantages. */
-function standardized(values: Float32Array): Float32Array {
-  const m = mean(values);
-  let squares = 0;
-  for (const v of values) squares += (v - m) * (v - m);
-  const std = Math.sqrt(squares / values.length);
-  return Float32Array.from(values, (v) => (v - m) / (std + 1e-10));
 }

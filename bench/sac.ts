@@ -1,0 +1,184 @@
+/**
+ * npx tsx bench/sac.ts: SAC's speed.
+ *   (a) updates per second of SacOptimizer.update at batch 128 (actor, V and its target, twin Q,
+ *       entropy coefficients, four Adam steps), for networks from upstream's test size to 2 x 256;
+ *   (b) upstream's SimpleGoal SAC test cases (test_simple_sac, test_2d_sac) with their configs
+ *       and budgets, in process over loopback gRPC: the wall time until the mean of the last 5
+ *       episode rewards first reaches the case's threshold, and the whole run's wall time.
+ * Options: --backends wasm,cpu  --min-seconds 2  --seed 1
+ */
+import { parseArgs } from 'util';
+import { memoryLogger } from '../src/communicator/logger';
+import { SeededRandom } from '../src/communicator/random';
+import { learn } from '../src/cli/mlagents-learn';
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../src/env/behavior-spec';
+import { ActorCritic } from '../src/networks/actor-critic';
+import { BackendName, selectBackend } from '../src/networks/backend';
+import { SacOptimizer } from '../src/trainers/sac/optimizer';
+import { ReplayRows } from '../src/trainers/sac/replay-buffer';
+import { simpleGoalArgs } from '../test/cli/learn-helpers';
+import { writeSimpleSacConfig } from '../test/cli/learn-sac-helpers';
+import { tempDir } from '../test/helpers/paths';
+
+const BATCH = 128;
+
+interface NetworkCase {
+  readonly name: string;
+  readonly observations: number;
+  readonly actions: ActionSpec;
+  readonly hiddenUnits: number;
+  readonly numLayers: number;
+}
+
+const NETWORK_CASES: NetworkCase[] = [
+  { name: "SimpleGoal 1D (upstream's test: 1 x 16)", observations: 1, actions: ActionSpec.createContinuous(1), hiddenUnits: 16, numLayers: 1 },
+  { name: '3DBall SAC config (2 x 64)', observations: 8, actions: ActionSpec.createContinuous(2), hiddenUnits: 64, numLayers: 2 },
+  { name: '2 x 128, 8 obs, 2 continuous', observations: 8, actions: ActionSpec.createContinuous(2), hiddenUnits: 128, numLayers: 2 },
+  { name: '2 x 256, 8 obs, 2 continuous', observations: 8, actions: ActionSpec.createContinuous(2), hiddenUnits: 256, numLayers: 2 },
+  { name: '2 x 128, 8 obs, discrete [3, 3]', observations: 8, actions: ActionSpec.createDiscrete([3, 3]), hiddenUnits: 128, numLayers: 2 },
+];
+
+function optimizerFor(testCase: NetworkCase): SacOptimizer {
+  const spec: BehaviorSpec = {
+    observationSpecs: [{ shape: [testCase.observations], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: '' }],
+    actionSpec: testCase.actions,
+  };
+  const model = new ActorCritic(spec, {
+    network: { normalize: true, hidden_units: testCase.hiddenUnits, num_layers: testCase.numLayers, vis_encode_type: 'simple', memory: null, goal_conditioning_type: 'hyper', deterministic: false },
+    rewardSignals: ['extrinsic'],
+    sharedCritic: false,
+    seed: 1,
+    conditionalSigma: true,
+    tanhSquash: true,
+  });
+  return new SacOptimizer(model, spec, {
+    hyperparameters: { learning_rate: 3e-4, learning_rate_schedule: 'constant', tau: 0.005, init_entcoef: 0.5 },
+    maxSteps: 200000,
+    signals: [{ gamma: 0.99, strength: 1 }],
+    seed: 1,
+  });
+}
+
+function randomBatch(testCase: NetworkCase, random: SeededRandom): ReplayRows {
+  const { continuousSize, discreteBranches } = testCase.actions;
+  const maskWidth = discreteBranches.reduce((a, b) => a + b, 0);
+  return {
+    count: BATCH,
+    observations: [new Float32Array(BATCH * testCase.observations).map(() => random.gaussian())],
+    nextObservations: [new Float32Array(BATCH * testCase.observations).map(() => random.gaussian())],
+    continuousActions: new Float32Array(BATCH * continuousSize).map(() => random.range(-1, 1)),
+    discreteActions: new Int32Array(BATCH * discreteBranches.length).map((_, k) => random.int(discreteBranches[k % discreteBranches.length])),
+    actionMasks: new Float32Array(BATCH * maskWidth).fill(1),
+    rewards: new Float32Array(BATCH).map(() => random.gaussian()),
+    dones: new Float32Array(BATCH),
+  };
+}
+
+/** (a) Updates per second after 20 warm-up updates, over at least `minSeconds`. */
+function updatesPerSecond(testCase: NetworkCase, minSeconds: number): number {
+  const optimizer = optimizerFor(testCase);
+  const random = new SeededRandom(2);
+  const batches = Array.from({ length: 16 }, () => randomBatch(testCase, random));
+  for (let k = 0; k < 20; k++) optimizer.update(batches[k % batches.length], k);
+  let updates = 0;
+  const start = performance.now();
+  while (performance.now() - start < minSeconds * 1000 || updates < 20) {
+    optimizer.update(batches[updates % batches.length], updates);
+    updates++;
+  }
+  return updates / ((performance.now() - start) / 1000);
+}
+
+interface SimpleGoalCase {
+  readonly name: string;
+  readonly maxSteps: number;
+  readonly bufferInitSteps: number;
+  readonly threshold: number;
+  readonly envArgs: string[];
+  readonly upstream: string;
+}
+
+/** Upstream's test_simple_sac (both action kinds) and test_2d_sac, test_simple_rl.py. */
+const SIMPLE_GOAL_CASES: SimpleGoalCase[] = [
+  { name: '1D continuous', maxSteps: 1000, bufferInitSteps: 100, threshold: 0.9, envArgs: ['--continuous', '1', '--discrete', '0'], upstream: '7-8' },
+  { name: '1D discrete', maxSteps: 1000, bufferInitSteps: 100, threshold: 0.9, envArgs: ['--continuous', '0', '--discrete', '1'], upstream: '' },
+  {
+    name: '2D continuous',
+    maxSteps: 3000,
+    bufferInitSteps: 2000,
+    threshold: 0.8,
+    envArgs: ['--continuous', '2', '--discrete', '0', '--step-size', '0.8'],
+    upstream: '',
+  },
+];
+
+/** (b) Wall time to the threshold (mean of the last 5 episodes, checked every 5 ms) and of the whole run. */
+async function simpleGoalTimes(testCase: SimpleGoalCase, seed: number): Promise<string[]> {
+  const cwd = tempDir('bench-sac');
+  writeSimpleSacConfig(cwd, testCase.maxSteps, testCase.bufferInitSteps);
+  const start = performance.now();
+  let reachedAt: number | null = null;
+  let reachedStep = 0;
+  let watch: NodeJS.Timeout | undefined;
+  const controller = await learn(await simpleGoalArgs('bench', `--seed=${seed}`, '--env-args', ...testCase.envArgs), {
+    cwd,
+    logger: memoryLogger(),
+    onController: (running) => {
+      watch = setInterval(() => {
+        const trainer = running.behaviorTrainers.get('1D');
+        const last = trainer?.episodeRewards.slice(-5) ?? [];
+        if (reachedAt === null && last.length === 5 && last.reduce((a, b) => a + b, 0) / 5 >= testCase.threshold) {
+          reachedAt = performance.now() - start;
+          reachedStep = trainer!.step;
+        }
+      }, 5);
+    },
+  });
+  clearInterval(watch);
+  const wall = (performance.now() - start) / 1000;
+  const rewards = controller.behaviorTrainers.get('1D')!.episodeRewards.slice(-5);
+  const finalScore = rewards.reduce((a, b) => a + b, 0) / 5;
+  return [
+    testCase.name,
+    String(testCase.maxSteps),
+    reachedAt === null ? 'not reached' : `${((reachedAt as number) / 1000).toFixed(2)} (step ${reachedStep})`,
+    wall.toFixed(2),
+    finalScore.toFixed(3),
+    testCase.upstream,
+  ];
+}
+
+function printTable(title: string, header: string[], rows: string[][]): void {
+  console.log(`\n${title}`);
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  for (const row of [header, ...rows]) console.log(row.map((cell, c) => cell.padEnd(widths[c])).join('  '));
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      backends: { type: 'string', default: 'wasm,cpu' },
+      'min-seconds': { type: 'string', default: '2' },
+      seed: { type: 'string', default: '1' },
+    },
+  });
+  const rows: string[][] = [];
+  for (const backend of (values.backends as string).split(',') as BackendName[]) {
+    await selectBackend(backend, memoryLogger());
+    for (const testCase of NETWORK_CASES) {
+      rows.push([backend, testCase.name, updatesPerSecond(testCase, Number(values['min-seconds'])).toFixed(0)]);
+    }
+  }
+  printTable(`(a) SAC updates per second at batch ${BATCH}`, ['backend', 'networks', 'updates/s'], rows);
+
+  await selectBackend('wasm', memoryLogger());
+  const times: string[][] = [];
+  for (const testCase of SIMPLE_GOAL_CASES) times.push(await simpleGoalTimes(testCase, Number(values.seed)));
+  printTable(
+    "(b) SimpleGoal, upstream's SAC test configs and budgets (in process, loopback gRPC, wasm backend)",
+    ['case', 'max_steps', 'to threshold: s', 'whole run: s', 'last 5 mean', 'Python ML-Agents s'],
+    times,
+  );
+}
+
+void main();

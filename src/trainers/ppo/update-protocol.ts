@@ -1,0 +1,81 @@
+/**
+ * The messages between a threaded PPO trainer (main thread) and its update worker
+ * (./update-worker.ts), and the packing of an update buffer into transferable columns.
+ *
+ * The worker owns a copy of the networks and of Adam. The main thread sends it each full update
+ * buffer (its column memory transferred, not copied), the normalizer as it is now and the step;
+ * the worker answers with the updated parameters and Adam state, which the main thread copies
+ * into the acting model. The main thread's own copy is sent along only when it changed outside
+ * the worker (the first update, a restored checkpoint).
+ */
+import type { BackendName } from '../../networks/backend';
+import type { ObservationSpec } from '../../env/behavior-spec';
+import { AgentBuffer } from '../buffer';
+import type { PpoUpdateStats } from './optimizer';
+import type { PpoTrainerSettings } from './trainer';
+
+/** What the worker builds its networks from (workerData). */
+export interface UpdateWorkerSetup {
+  readonly backend: BackendName;
+  readonly observationSpecs: readonly ObservationSpec[];
+  readonly continuousSize: number;
+  readonly discreteBranches: readonly number[];
+  readonly settings: PpoTrainerSettings;
+  readonly seed: number;
+}
+
+/** Weights and Adam state: what an update changes. */
+export interface OptimizerState {
+  readonly parameters: Float32Array;
+  readonly firstMoment: Float32Array;
+  readonly secondMoment: Float32Array;
+  readonly adamStep: number;
+}
+
+export interface NormalizerState {
+  readonly steps: number;
+  readonly mean: Float64Array;
+  readonly variance: Float64Array;
+}
+
+/** One buffer column: `data` holds its rows, one after another. */
+export interface PackedColumn {
+  readonly key: string;
+  readonly width: number;
+  readonly data: Float32Array;
+}
+
+export interface UpdateRequest {
+  /** The training step the schedules are read at. */
+  readonly step: number;
+  readonly columns: readonly PackedColumn[];
+  readonly normalizer: NormalizerState | null;
+  /** The main thread's weights and Adam state, when the worker's copy is stale. */
+  readonly optimizerState: OptimizerState | null;
+}
+
+export type UpdateReply =
+  | { readonly kind: 'updated'; readonly state: OptimizerState; readonly means: ReadonlyArray<[keyof PpoUpdateStats, number]> }
+  /** The optimizer's NonFiniteLossError message: nothing of the update reaches the acting model. */
+  | { readonly kind: 'nonFiniteLoss'; readonly message: string };
+
+/**
+ * The columns of `buffer` and the memory to transfer with them. The buffer must not be used
+ * afterwards: its memory moves to the worker. Zero-width columns (an absent action part) are left
+ * out: the update reads them as empty.
+ */
+export function packColumns(buffer: AgentBuffer): { columns: PackedColumn[]; transfer: ArrayBuffer[] } {
+  const columns: PackedColumn[] = [];
+  for (const key of buffer.keys()) {
+    const column = buffer.get(key);
+    if (column.width > 0) columns.push({ key, width: column.width, data: column.rows });
+  }
+  return { columns, transfer: columns.map((c) => c.data.buffer as ArrayBuffer) };
+}
+
+/** The buffer the packed columns came from. */
+export function unpackColumns(columns: readonly PackedColumn[]): AgentBuffer {
+  const buffer = new AgentBuffer();
+  for (const { key, width, data } of columns) buffer.get(key).set(data, width);
+  return buffer;
+}

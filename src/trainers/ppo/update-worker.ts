@@ -1,0 +1,75 @@
+/**
+ * The worker thread of a threaded PPO trainer (threaded: true): it owns a copy of the behavior's
+ * networks and Adam state and runs each update the main thread hands it (./update-protocol.ts),
+ * so that the environments keep stepping meanwhile. It runs the models on the backend the main
+ * thread chose. An error other than a non-finite loss ends the worker: the main thread reports it.
+ */
+import { parentPort, workerData } from 'worker_threads';
+import type { Logger } from '../../communicator/logger';
+import { SeededRandom } from '../../communicator/random';
+import { ActionSpec } from '../../env/behavior-spec';
+import { selectBackend } from '../../networks/backend';
+import { NonFiniteLossError } from './optimizer';
+import { OptimizerState, UpdateReply, UpdateRequest, UpdateWorkerSetup, unpackColumns } from './update-protocol';
+import { createPpoNetworks, updateOnBuffer } from './update';
+
+/** The main thread already said which backend runs and why; the worker says nothing. */
+const SILENT: Logger = { debug: () => undefined, info: () => undefined, warning: () => undefined, error: () => undefined };
+
+async function start(setup: UpdateWorkerSetup): Promise<(request: UpdateRequest) => UpdateReply> {
+  await selectBackend(setup.backend, SILENT);
+  const spec = { observationSpecs: setup.observationSpecs, actionSpec: new ActionSpec(setup.continuousSize, setup.discreteBranches) };
+  const { model, optimizer } = createPpoNetworks(spec, setup.settings, setup.seed);
+  // The same stream of shuffles as the trainer's own (threaded: false) updates.
+  const random = new SeededRandom(setup.seed + 1);
+  const adam = optimizer.adam;
+
+  return (request) => {
+    if (request.optimizerState !== null) {
+      const state = request.optimizerState;
+      model.parameters.set(state.parameters);
+      adam.firstMoment.set(state.firstMoment);
+      adam.secondMoment.set(state.secondMoment);
+      adam.step = state.adamStep;
+      model.parametersChanged();
+    }
+    if (request.normalizer !== null) {
+      const normalizer = model.normalizer!;
+      normalizer.steps = request.normalizer.steps;
+      normalizer.mean.set(request.normalizer.mean);
+      normalizer.variance.set(request.normalizer.variance);
+    }
+    try {
+      const buffer = unpackColumns(request.columns);
+      const means = updateOnBuffer(optimizer, buffer, setup.settings.hyperparameters, () => random.next(), request.step);
+      const state: OptimizerState = {
+        parameters: model.parameters.slice(),
+        firstMoment: adam.firstMoment.slice(),
+        secondMoment: adam.secondMoment.slice(),
+        adamStep: adam.step,
+      };
+      return { kind: 'updated', state, means: [...means] };
+    } catch (error) {
+      if (error instanceof NonFiniteLossError) return { kind: 'nonFiniteLoss', message: error.message };
+      throw error;
+    }
+  };
+}
+
+const port = parentPort!;
+const started = start(workerData as UpdateWorkerSetup);
+port.on('message', (request: UpdateRequest) => {
+  started
+    .then((update) => {
+      const reply = update(request);
+      const state = reply.kind === 'updated' ? reply.state : null;
+      const transfer = state === null ? [] : [state.parameters, state.firstMoment, state.secondMoment];
+      port.postMessage(reply, transfer.map((array) => array.buffer as ArrayBuffer));
+    })
+    .catch((error: unknown) => {
+      // Rethrown outside the promise, so that it ends the worker with an 'error' event on the main thread.
+      setImmediate(() => {
+        throw error;
+      });
+    });
+});

@@ -1,0 +1,107 @@
+/**
+ * One PPO update over a full update buffer (upstream's PPOTrainer._update_policy): advantages
+ * standardized over the buffer, then num_epoch passes of shuffled minibatches of batch_size, one
+ * optimizer step each. Shared by the trainer (threaded: false) and the update worker (threaded: true).
+ */
+import type { PPOSettings } from '../../config/settings';
+import type { BehaviorSpec } from '../../env/behavior-spec';
+import { ActorCritic } from '../../networks/actor-critic';
+import { AgentBuffer, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
+import { PpoMinibatch } from './loss';
+import { PpoOptimizer, PpoUpdateStats } from './optimizer';
+import type { PpoTrainerSettings } from './trainer';
+
+/** A behavior's networks and their optimizer, the same for a seed in the trainer and in its update worker. */
+export function createPpoNetworks(
+  spec: BehaviorSpec,
+  settings: PpoTrainerSettings,
+  seed: number,
+): { model: ActorCritic; optimizer: PpoOptimizer } {
+  const model = new ActorCritic(spec, {
+    network: settings.network_settings,
+    rewardSignals: Object.keys(settings.reward_signals),
+    sharedCritic: settings.hyperparameters.shared_critic,
+    seed,
+  });
+  const optimizer = new PpoOptimizer(model, { hyperparameters: settings.hyperparameters, maxSteps: settings.max_steps });
+  return { model, optimizer };
+}
+
+/** The mean of each statistic over the update's minibatches. */
+export type PpoUpdateMeans = Map<keyof PpoUpdateStats, number>;
+
+/**
+ * Updates the optimizer's model on `buffer` (its advantages column is standardized in place) at
+ * training step `step`; `random` gives floats in [0, 1) for the shuffles. A non-finite loss throws
+ * the optimizer's NonFiniteLossError.
+ */
+export function updateOnBuffer(
+  optimizer: PpoOptimizer,
+  buffer: AgentBuffer,
+  hyperparameters: Pick<PPOSettings, 'batch_size' | 'num_epoch'>,
+  random: () => number,
+  step: number,
+): PpoUpdateMeans {
+  const { batch_size: batchSize, num_epoch: numEpoch } = hyperparameters;
+  const advantages = buffer.get(BufferKey.ADVANTAGES);
+  advantages.set(standardized(advantages.rows), 1);
+
+  const signals = optimizer.model.rewardSignals;
+  const totals = new Map<keyof PpoUpdateStats, { sum: number; count: number }>();
+  const batchCount = Math.floor(buffer.numExperiences / batchSize);
+  for (let epoch = 0; epoch < numEpoch; epoch++) {
+    buffer.shuffle(1, random);
+    for (let b = 0; b < batchCount; b++) {
+      const minibatch = minibatchOf(buffer.makeMiniBatch(b * batchSize, (b + 1) * batchSize), signals);
+      const stats = optimizer.update(minibatch, step);
+      for (const key of Object.keys(stats) as Array<keyof PpoUpdateStats>) {
+        const total = totals.get(key) ?? { sum: 0, count: 0 };
+        total.sum += stats[key];
+        total.count++;
+        totals.set(key, total);
+      }
+    }
+  }
+  return new Map([...totals].map(([key, { sum, count }]) => [key, sum / count]));
+}
+
+function minibatchOf(batch: AgentBuffer, signals: readonly string[]): PpoMinibatch {
+  const count = batch.numExperiences;
+  const rows = (key: string): Float32Array => (batch.has(key) ? batch.get(key).rows : new Float32Array(0));
+  const returns: Record<string, Float32Array> = {};
+  const oldValues: Record<string, Float32Array> = {};
+  for (const signal of signals) {
+    returns[signal] = rows(RewardSignalKeys.returns(signal));
+    oldValues[signal] = rows(RewardSignalKeys.valueEstimates(signal));
+  }
+  return {
+    count,
+    observations: observationKeys(batch).map((key) => batch.get(key).rows),
+    continuousActions: rows(BufferKey.CONTINUOUS_ACTION),
+    discreteActions: Int32Array.from(rows(BufferKey.DISCRETE_ACTION)),
+    actionMasks: batch.has(BufferKey.ACTION_MASK) ? batch.get(BufferKey.ACTION_MASK).rows : null,
+    oldContinuousLogProbs: rows(BufferKey.CONTINUOUS_LOG_PROBS),
+    oldDiscreteLogProbs: rows(BufferKey.DISCRETE_LOG_PROBS),
+    advantages: rows(BufferKey.ADVANTAGES),
+    returns,
+    oldValues,
+  };
+}
+
+/** The obs:i keys of a buffer, in observation order. */
+function observationKeys(buffer: AgentBuffer): string[] {
+  const keys: string[] = [];
+  for (let i = 0; buffer.has(observationKey(i)); i++) keys.push(observationKey(i));
+  return keys;
+}
+
+/** (x - mean) / (std + 1e-10), std the population one, as upstream normalizes advantages. */
+function standardized(values: Float32Array): Float32Array {
+  let sum = 0;
+  for (const v of values) sum += v;
+  const m = values.length === 0 ? 0 : sum / values.length;
+  let squares = 0;
+  for (const v of values) squares += (v - m) * (v - m);
+  const std = Math.sqrt(squares / values.length);
+  return Float32Array.from(values, (v) => (v - m) / (std + 1e-10));
+}

@@ -1,0 +1,497 @@
+/**
+ * SAC's optimizer, as upstream's TorchSACOptimizer (sac/optimizer_torch.py): the actor (squashed
+ * Gaussian with a conditional sigma, and categorical branches), the value network V(s) with a
+ * target copy updated softly by tau, twin Q networks, and one learned entropy coefficient per
+ * discrete branch plus one for the continuous actions. Each update on one minibatch:
+ *
+ *   Q losses      0.5 mean (Q_i(s, a) - (r + gamma (1 - done) V_target(s')))^2, per Q network
+ *   value loss    0.5 mean (V(s) - (min_i Q_i(s, a~) - alpha log pi(a~|s)))^2
+ *   policy loss   mean (alpha log pi(a~|s) - Q_1(s, a~)), a~ = tanh(mu + sigma eps) reparameterized
+ *   entropy loss  -mean (log alpha (log pi(a~|s) + target entropy))
+ *
+ * with discrete actions in expectation over each branch's probabilities, exactly as upstream
+ * writes them (the hybrid case included). The four losses are computed from the same
+ * parameters, then each group takes one Adam step at the decayed learning rate, and the target
+ * moves tau of the way to the value network.
+ *
+ * Where the networks live: the actor and V are the two bodies of one ActorCritic (acting,
+ * normalization, checkpoints and export shared with PPO), differentiated by its hand-derived
+ * backward pass; the Q networks are plain-JavaScript MLPs (src/networks/mlp.ts) that also give
+ * dQ/da for the policy loss. All networks read the actor's normalized observations, as upstream
+ * copies the policy's normalizer into them before each update.
+ */
+import type { SACSettings } from '../../config/settings';
+import { BehaviorSpec } from '../../env/behavior-spec';
+import { SeededRandom } from '../../communicator/random';
+import { ActorCritic, HeadGradients, HeadOutputs, ModelDescription } from '../../networks/actor-critic';
+import { Adam } from '../../networks/adam';
+import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile, writeCheckpointFile } from '../../networks/checkpoint-file';
+import { EPSILON, maskedSoftmax } from '../../networks/distributions';
+import { Mlp, createMlp } from '../../networks/mlp';
+import { decayedValue } from '../../networks/schedule';
+import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma, squashedGaussianLogProb } from '../../networks/squashed-gaussian';
+import { NonFiniteLossError } from '../ppo/optimizer';
+import type { ReplayRows } from './replay-buffer';
+
+/** The floor of the linear learning-rate schedule, as upstream's. */
+export const MIN_LEARNING_RATE = 1e-10;
+/** Upstream's target entropies: -scale * continuous size, and scale * log(branch size) per branch. */
+export const CONTINUOUS_TARGET_ENTROPY_SCALE = 1.0;
+export const DISCRETE_TARGET_ENTROPY_SCALE = 0.2;
+
+export interface SacOptimizerSettings {
+  readonly hyperparameters: Pick<SACSettings, 'learning_rate' | 'learning_rate_schedule' | 'tau' | 'init_entcoef'>;
+  /** The behavior's max_steps: where a linear learning rate reaches its floor. */
+  readonly maxSteps: number;
+  /** Per reward signal, in the model's rewardSignals order: its gamma and strength. */
+  readonly signals: ReadonlyArray<{ readonly gamma: number; readonly strength: number }>;
+  /** Seeds the Q networks' initial weights and the update's action samples. */
+  readonly seed: number;
+}
+
+/** What one update reports, under upstream's stat names. */
+export interface SacUpdateStats {
+  readonly 'Losses/Policy Loss': number;
+  readonly 'Losses/Value Loss': number;
+  readonly 'Losses/Q1 Loss': number;
+  readonly 'Losses/Q2 Loss': number;
+  readonly 'Policy/Continuous Entropy Coeff'?: number;
+  readonly 'Policy/Discrete Entropy Coeff'?: number;
+  readonly 'Policy/Learning Rate': number;
+}
+
+/** The actor's side of one update: what the Q losses and the entropy coefficient update need. */
+interface ActorPass {
+  policyLoss: number;
+  valueLoss: number;
+  /** -mean(log alpha (log pi + target entropy)), over the branches and the continuous actions. */
+  entropyLoss: number;
+  /** d entropy loss / d log alpha, per coefficient (branches, then continuous). */
+  entropyCoefficientGradient: Float64Array;
+}
+
+/** The four losses of one minibatch and their gradients, before any step is taken. */
+export interface SacGradients extends ActorPass {
+  q1Loss: number;
+  q2Loss: number;
+  /** d (policy loss + value loss) / d model parameters (the actor's from the one, V's from the other). */
+  modelGradient: Float32Array;
+  /** d Q loss / d each Q network's parameters (the networks' own gradient arrays). */
+  q1Gradient: Float32Array;
+  q2Gradient: Float32Array;
+}
+
+export class SacOptimizer {
+  readonly q1: Mlp;
+  readonly q2: Mlp;
+  /** The value network's slow copy (only its critic body is used). */
+  readonly target: ActorCritic;
+  /** log alpha: one per discrete branch, then one for the continuous actions (upstream's LogEntCoef). */
+  readonly logEntropyCoefficients: Float32Array;
+  /** Adam over the actor and the value network (the same rate and step count as upstream's two). */
+  readonly modelAdam: Adam;
+  readonly q1Adam: Adam;
+  readonly q2Adam: Adam;
+  readonly entropyAdam: Adam;
+
+  /** Draws the reparameterization noise (and seeded the Q networks); reseeding it replays a draw. */
+  readonly random: SeededRandom;
+  private readonly continuousSize: number;
+  private readonly branches: readonly number[];
+  private readonly branchStarts: number[];
+  /** Q outputs per reward signal: one per discrete action, or one (upstream's num_value_outs). */
+  private readonly qOutputs: number;
+  private readonly targetEntropies: Float64Array;
+  /** The parameter ranges of the value network, which the target follows. */
+  private readonly criticRanges: Array<[number, number]>;
+
+  constructor(
+    readonly model: ActorCritic,
+    spec: BehaviorSpec,
+    readonly settings: SacOptimizerSettings,
+  ) {
+    this.random = new SeededRandom(settings.seed + 7);
+    const actionSpec = model.actionSpec;
+    this.continuousSize = actionSpec.continuousSize;
+    this.branches = actionSpec.discreteBranches;
+    this.branchStarts = [];
+    let total = 0;
+    for (const size of this.branches) {
+      this.branchStarts.push(total);
+      total += size;
+    }
+    this.qOutputs = Math.max(total, 1);
+    const streams = model.rewardSignals.length;
+    const network = model.options.network;
+    const qShape = {
+      inputs: model.inputSize + this.continuousSize,
+      hiddenUnits: network.hidden_units,
+      numLayers: network.num_layers,
+      outputs: streams * this.qOutputs,
+    };
+    this.q1 = createMlp(qShape, this.random);
+    this.q2 = createMlp(qShape, this.random);
+    this.target = new ActorCritic(spec, model.options);
+    this.target.parameters.set(model.parameters);
+    this.target.parametersChanged();
+    this.criticRanges = model.blocks
+      .filter((block) => block.name.startsWith('critic.'))
+      .map((block) => [block.offset, block.offset + block.shape.reduce((a, b) => a * b, 1)]);
+
+    this.logEntropyCoefficients = new Float32Array(this.branches.length + 1).fill(Math.log(settings.hyperparameters.init_entcoef));
+    this.targetEntropies = Float64Array.from([
+      ...this.branches.map((size) => DISCRETE_TARGET_ENTROPY_SCALE * Math.log(size)),
+      -CONTINUOUS_TARGET_ENTROPY_SCALE * this.continuousSize,
+    ]);
+    this.modelAdam = new Adam(model.parameters.length);
+    this.q1Adam = new Adam(this.q1.parameters.length);
+    this.q2Adam = new Adam(this.q2.parameters.length);
+    this.entropyAdam = new Adam(this.logEntropyCoefficients.length);
+  }
+
+  learningRateAt(step: number): number {
+    const h = this.settings.hyperparameters;
+    return decayedValue(h.learning_rate_schedule, h.learning_rate, MIN_LEARNING_RATE, this.settings.maxSteps, step);
+  }
+
+  /** One update on one minibatch, at training step `step` (for the learning rate). */
+  update(batch: ReplayRows, step: number): SacUpdateStats {
+    const model = this.model;
+    const learningRate = this.learningRateAt(step);
+    const gradients = this.lossesAndGradients(batch);
+    const { policyLoss, valueLoss, q1Loss, q2Loss } = gradients;
+    if (![policyLoss, valueLoss, q1Loss, q2Loss].every(Number.isFinite)) {
+      throw new NonFiniteLossError(
+        `A SAC loss is not finite at step ${step} (policy ${policyLoss}, value ${valueLoss}, Q1 ${q1Loss}, Q2 ${q2Loss}): ` +
+          'the update was not applied.',
+      );
+    }
+    this.modelAdam.apply(model.parameters, gradients.modelGradient, learningRate);
+    model.parametersChanged();
+    this.q1Adam.apply(this.q1.parameters, gradients.q1Gradient, learningRate);
+    this.q2Adam.apply(this.q2.parameters, gradients.q2Gradient, learningRate);
+    this.entropyAdam.apply(this.logEntropyCoefficients, Float32Array.from(gradients.entropyCoefficientGradient), learningRate);
+    this.softUpdateTarget(this.settings.hyperparameters.tau);
+
+    const coefficients = Array.from(this.logEntropyCoefficients, Math.exp);
+    const discrete = coefficients.slice(0, this.branches.length);
+    return {
+      'Losses/Policy Loss': policyLoss,
+      'Losses/Value Loss': valueLoss,
+      'Losses/Q1 Loss': q1Loss,
+      'Losses/Q2 Loss': q2Loss,
+      ...(this.continuousSize > 0 ? { 'Policy/Continuous Entropy Coeff': coefficients[this.branches.length] } : {}),
+      ...(discrete.length > 0 ? { 'Policy/Discrete Entropy Coeff': discrete.reduce((a, b) => a + b, 0) / discrete.length } : {}),
+      'Policy/Learning Rate': learningRate,
+    };
+  }
+
+  /** The losses of one minibatch and their gradients, all from the current parameters; changes nothing. */
+  lossesAndGradients(batch: ReplayRows): SacGradients {
+    const n = batch.count;
+    const model = this.model;
+    const inputs = model.networkInputs(batch.observations, n);
+
+    // Targets of the Q losses: r + gamma (1 - done) V_target(s'), per reward signal.
+    this.target.normalizer?.copyFrom(model.normalizer!);
+    const nextValues = this.target.values(batch.nextObservations, n);
+    const backups = model.rewardSignals.map((name, s) => {
+      const { gamma, strength } = this.settings.signals[s];
+      const next = nextValues[name];
+      return Float64Array.from(batch.rewards, (r, i) => r * strength + (1 - batch.dones[i]) * gamma * next[i]);
+    });
+
+    let actorPass!: ActorPass;
+    const { gradient } = model.computeGradient(batch.observations, n, (outputs, gradients) => {
+      actorPass = this.actorAndValueLoss(outputs, gradients, inputs, batch);
+    });
+    const storedInputs = this.qInputs(inputs, batch.continuousActions, n);
+    const q1Loss = this.qLoss(this.q1, storedInputs, batch, backups);
+    const q2Loss = this.qLoss(this.q2, storedInputs, batch, backups);
+
+    return { ...actorPass, q1Loss, q2Loss, modelGradient: gradient, q1Gradient: this.q1.gradient, q2Gradient: this.q2.gradient };
+  }
+
+  /**
+   * The policy and value losses from the actor's and V's outputs: samples a~ by
+   * reparameterization, runs both Q networks at it, and writes d loss / d head outputs into
+   * `gradients` (the policy loss's for the actor heads, the value loss's for V).
+   */
+  private actorAndValueLoss(outputs: HeadOutputs, gradients: HeadGradients, inputs: Float32Array, batch: ReplayRows): ActorPass {
+    const n = outputs.count;
+    const C = this.continuousSize;
+    const B = this.branches.length;
+    const K = this.qOutputs;
+    const S = this.model.rewardSignals.length;
+    const alphas = Array.from(this.logEntropyCoefficients, Math.exp);
+    const continuousAlpha = alphas[B];
+    const entropyCoefficientGradient = new Float64Array(B + 1);
+
+    // The reparameterized sample: u = mu + sigma eps, a = tanh(u), and log pi per dimension.
+    const unsquashed = new Float64Array(n * C);
+    const noise = new Float64Array(n * C);
+    const sampled = new Float32Array(n * C);
+    const logProbs = new Float64Array(n * C);
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < C; j++) {
+        const mean = outputs.means[j * n + i];
+        const logStd = clampLogSigma(outputs.logStd[j * n + i]);
+        const eps = this.random.gaussian();
+        const u = mean + Math.exp(logStd) * eps;
+        noise[i * C + j] = eps;
+        unsquashed[i * C + j] = u;
+        sampled[i * C + j] = Math.tanh(u);
+        logProbs[i * C + j] = squashedGaussianLogProb(u, mean, logStd);
+      }
+    }
+    // Each branch's probabilities over the masked logits, side by side (n x sum of branch sizes).
+    const probs = new Float64Array(n * (B > 0 ? K : 0));
+    const scratch = new Float64Array(Math.max(1, ...this.branches));
+    const allowed = new Float64Array(scratch.length);
+    for (let i = 0; i < n; i++) {
+      for (let b = 0; b < B; b++) {
+        const size = this.branches[b];
+        const start = this.branchStarts[b];
+        const logits = new Float64Array(size);
+        for (let k = 0; k < size; k++) {
+          logits[k] = outputs.logits[(start + k) * n + i];
+          allowed[k] = batch.actionMasks[i * K + start + k];
+        }
+        maskedSoftmax(logits, allowed, size, scratch);
+        for (let k = 0; k < size; k++) probs[i * K + start + k] = scratch[k];
+      }
+    }
+
+    const sampledInputs = this.qInputs(inputs, sampled, n);
+    const q1p = this.q1.forward(sampledInputs, n);
+    const q2p = this.q2.forward(sampledInputs, n);
+
+    // Policy loss: d/d mean Q1 (over the reward signals) of each output, for Q1's backward pass.
+    const q1OutputGradient = new Float32Array(n * S * K);
+    let policyLoss = 0;
+    let valueLoss = 0;
+    let entropyLoss = 0;
+    const meanQ1 = new Float64Array(K);
+    for (let i = 0; i < n; i++) {
+      meanQ1.fill(0);
+      for (let s = 0; s < S; s++) for (let k = 0; k < K; k++) meanQ1[k] += q1p[(i * S + s) * K + k] / S;
+      const byMeanQ1 = new Float64Array(K);
+      let sampleLoss = 0;
+      let continuousLogProb = 0;
+      for (let j = 0; j < C; j++) continuousLogProb += logProbs[i * C + j];
+
+      // The continuous part: alpha sum_j log pi_j - Q, with Q the expectation over the discrete
+      // actions when there are branches (upstream's all_mean_q1).
+      if (C > 0) {
+        let expectedQ = meanQ1[0];
+        if (B > 0) {
+          expectedQ = 0;
+          for (let k = 0; k < K; k++) expectedQ += probs[i * K + k] * meanQ1[k];
+        }
+        sampleLoss += continuousAlpha * continuousLogProb - expectedQ;
+        for (let k = 0; k < K; k++) byMeanQ1[k] -= B > 0 ? probs[i * K + k] : 1;
+      }
+      // The discrete part, per branch: sum_k p_k (alpha_b log p_k - Q_k).
+      for (let b = 0; b < B; b++) {
+        const size = this.branches[b];
+        const start = this.branchStarts[b];
+        const byProb = new Float64Array(size);
+        let weighted = 0;
+        let negativeEntropy = 0;
+        for (let k = 0; k < size; k++) {
+          const p = probs[i * K + start + k];
+          const logP = Math.log(p + EPSILON);
+          sampleLoss += alphas[b] * p * logP - p * meanQ1[start + k];
+          negativeEntropy += p * logP;
+          byMeanQ1[start + k] -= p;
+          byProb[k] = alphas[b] * (logP + p / (p + EPSILON)) - meanQ1[start + k] - (C > 0 ? meanQ1[start + k] : 0);
+          weighted += byProb[k] * p;
+        }
+        // Through the softmax (a forbidden logit gets no gradient, as upstream's mask product).
+        for (let k = 0; k < size; k++) {
+          const p = probs[i * K + start + k];
+          gradients.logits[(start + k) * n + i] = (p * (byProb[k] - weighted) * batch.actionMasks[i * K + start + k]) / n;
+        }
+        entropyCoefficientGradient[b] -= (negativeEntropy + this.targetEntropies[b]) / (n * B);
+        entropyLoss -= (this.logEntropyCoefficients[b] * (negativeEntropy + this.targetEntropies[b])) / (n * B);
+      }
+      policyLoss += sampleLoss / n;
+      for (let s = 0; s < S; s++) for (let k = 0; k < K; k++) q1OutputGradient[(i * S + s) * K + k] = byMeanQ1[k] / (S * n);
+      if (C > 0) {
+        entropyCoefficientGradient[B] -= (continuousLogProb + this.targetEntropies[B]) / n;
+        entropyLoss -= (this.logEntropyCoefficients[B] * (continuousLogProb + this.targetEntropies[B])) / n;
+      }
+
+      // Value loss: V(s) against min over the two Q networks minus the entropy terms.
+      for (let s = 0; s < S; s++) {
+        let backup: number;
+        if (B === 0) {
+          backup = Math.min(q1p[i * S + s], q2p[i * S + s]) - continuousAlpha * continuousLogProb;
+        } else {
+          let q1Expected = 0;
+          let q2Expected = 0;
+          let entropyBonus = 0;
+          for (let b = 0; b < B; b++) {
+            const start = this.branchStarts[b];
+            for (let k = 0; k < this.branches[b]; k++) {
+              const p = probs[i * K + start + k];
+              q1Expected += (p * q1p[(i * S + s) * K + start + k]) / B;
+              q2Expected += (p * q2p[(i * S + s) * K + start + k]) / B;
+              entropyBonus += (alphas[b] * p * Math.log(p + EPSILON)) / B;
+            }
+          }
+          // Upstream adds the continuous term with this sign in the hybrid case.
+          backup = Math.min(q1Expected, q2Expected) - entropyBonus + (C > 0 ? continuousAlpha * continuousLogProb : 0);
+        }
+        const value = outputs.values[s][i];
+        valueLoss += (0.5 * (value - backup) ** 2) / (n * S);
+        gradients.values[s][i] = (value - backup) / (n * S);
+      }
+    }
+
+    // dL/da from Q1, then through tanh, the log probability and the clamp to the actor's heads.
+    if (C > 0) {
+      const qInputGradient = this.q1.backward(q1OutputGradient);
+      const width = this.model.inputSize + C;
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < C; j++) {
+          const k = i * C + j;
+          const mean = outputs.means[j * n + i];
+          const rawLogStd = outputs.logStd[j * n + i];
+          const std = Math.exp(clampLogSigma(rawLogStd));
+          const u = unsquashed[k];
+          const a = sampled[k];
+          const byAction = qInputGradient[i * width + this.model.inputSize + j];
+          const twoVariance = 2 * std * std + EPSILON;
+          // d log pi / d u with mu and sigma held: the Gaussian's -2 (u - mu) / (2 sigma^2) and
+          // the squashing's +2 tanh(u); u - mu = sigma eps does not depend on mu.
+          const byU = byAction * (1 - a * a) + (continuousAlpha * (-2 * (u - mean) / twoVariance + 2 * Math.tanh(u))) / n;
+          const byMean = byU + (continuousAlpha * (2 * (u - mean))) / twoVariance / n;
+          const direct = (u - mean) ** 2 * 4 * std / (twoVariance * twoVariance) - 1 / (std + EPSILON);
+          const byStd = byU * noise[k] + (continuousAlpha * direct) / n;
+          const inClamp = rawLogStd >= LOG_SIGMA_MIN && rawLogStd <= LOG_SIGMA_MAX;
+          gradients.means[j * n + i] = byMean;
+          gradients.logStd[j * n + i] = inClamp ? byStd * std : 0;
+        }
+      }
+    }
+    return { policyLoss, valueLoss, entropyLoss, entropyCoefficientGradient };
+  }
+
+  /**
+   * One Q network's loss on the stored actions: 0.5 mean (Q(s, a) - backup)^2 averaged over the
+   * reward signals, with Q of discrete actions the mean over the branches of the chosen action's
+   * output; leaves the parameter gradient in the network.
+   */
+  private qLoss(network: Mlp, inputs: Float32Array, batch: ReplayRows, backups: readonly Float64Array[]): number {
+    const n = batch.count;
+    const S = backups.length;
+    const K = this.qOutputs;
+    const B = this.branches.length;
+    const out = network.forward(inputs, n);
+    const outputGradient = new Float32Array(out.length);
+    let loss = 0;
+    for (let s = 0; s < S; s++) {
+      for (let i = 0; i < n; i++) {
+        const row = (i * S + s) * K;
+        let q = out[row];
+        if (B > 0) {
+          q = 0;
+          for (let b = 0; b < B; b++) q += out[row + this.branchStarts[b] + batch.discreteActions[i * B + b]] / B;
+        }
+        const error = q - backups[s][i];
+        loss += (0.5 * error * error) / (n * S);
+        const byQ = error / (n * S);
+        if (B === 0) outputGradient[row] = byQ;
+        for (let b = 0; b < B; b++) outputGradient[row + this.branchStarts[b] + batch.discreteActions[i * B + b]] += byQ / B;
+      }
+    }
+    network.backward(outputGradient);
+    return loss;
+  }
+
+  /** The Q networks' inputs: the normalized observations followed by the continuous actions. */
+  private qInputs(inputs: Float32Array, actions: Float32Array, n: number): Float32Array {
+    const C = this.continuousSize;
+    if (C === 0) return inputs;
+    const width = this.model.inputSize;
+    const rows = new Float32Array(n * (width + C));
+    for (let i = 0; i < n; i++) {
+      rows.set(inputs.subarray(i * width, (i + 1) * width), i * (width + C));
+      rows.set(actions.subarray(i * C, (i + 1) * C), i * (width + C) + width);
+    }
+    return rows;
+  }
+
+  /** target = tau value network + (1 - tau) target, over the value network's parameters. */
+  private softUpdateTarget(tau: number): void {
+    const source = this.model.parameters;
+    const target = this.target.parameters;
+    for (const [start, end] of this.criticRanges) {
+      for (let i = start; i < end; i++) target[i] = tau * source[i] + (1 - tau) * target[i];
+    }
+    this.target.parametersChanged();
+  }
+
+  /** Every network, optimizer state and coefficient in one checkpoint. */
+  saveState(step: number): Uint8Array {
+    const arrays = new Map<string, CheckpointArray>(this.model.stateArrays());
+    arrays.set('target.parameters', this.target.parameters);
+    arrays.set('q1.parameters', this.q1.parameters);
+    arrays.set('q2.parameters', this.q2.parameters);
+    arrays.set('log_entropy_coefficients', this.logEntropyCoefficients);
+    const adams = this.namedAdams();
+    for (const [name, adam] of adams) {
+      arrays.set(`${name}.first_moment`, adam.firstMoment);
+      arrays.set(`${name}.second_moment`, adam.secondMoment);
+    }
+    const adamSteps = Object.fromEntries(adams.map(([name, adam]) => [name, adam.step]));
+    return encodeCheckpoint({ kind: 'sac', step, adamSteps, model: this.model.describe() }, arrays);
+  }
+
+  saveCheckpoint(path: string, step: number): void {
+    writeCheckpointFile(path, this.saveState(step));
+  }
+
+  /** Restores saveState(); returns the training step it was saved at. */
+  loadState(bytes: Uint8Array): number {
+    return this.restore(decodeCheckpoint(bytes));
+  }
+
+  loadCheckpoint(path: string): number {
+    return this.restore(readCheckpointFile(path));
+  }
+
+  private restore({ meta, arrays }: ReturnType<typeof decodeCheckpoint>): number {
+    if (meta.kind !== 'sac') throw new Error(`The checkpoint is of a ${String(meta.kind)} trainer, not of SAC.`);
+    this.model.loadStateArrays(meta.model as ModelDescription, arrays);
+    const restoreArray = (name: string, target: Float32Array): void => {
+      const values = arrays.get(name);
+      if (values?.length !== target.length) {
+        throw new Error(`The checkpoint's ${name} has ${values?.length ?? 'no'} values where ${target.length} were expected.`);
+      }
+      target.set(values);
+    };
+    restoreArray('target.parameters', this.target.parameters);
+    this.target.parametersChanged();
+    restoreArray('q1.parameters', this.q1.parameters);
+    restoreArray('q2.parameters', this.q2.parameters);
+    restoreArray('log_entropy_coefficients', this.logEntropyCoefficients);
+    const steps = meta.adamSteps as Record<string, number>;
+    for (const [name, adam] of this.namedAdams()) {
+      restoreArray(`${name}.first_moment`, adam.firstMoment);
+      restoreArray(`${name}.second_moment`, adam.secondMoment);
+      adam.step = steps[name];
+    }
+    return meta.step as number;
+  }
+
+  private namedAdams(): Array<[string, Adam]> {
+    return [
+      ['adam.model', this.modelAdam],
+      ['adam.q1', this.q1Adam],
+      ['adam.q2', this.q2Adam],
+      ['adam.entropy', this.entropyAdam],
+    ];
+  }
+}

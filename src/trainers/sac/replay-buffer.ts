@@ -1,0 +1,171 @@
+/**
+ * SAC's replay buffer (upstream's update_buffer of the SAC trainer): the experiences of every
+ * agent, one row per step, in typed-array columns of a fixed capacity (buffer_size). Once full,
+ * each new row overwrites the oldest, where upstream lets the buffer grow past buffer_size and
+ * then cuts it to 80% of it: both keep about the newest buffer_size experiences.
+ *
+ * Minibatches are drawn uniformly with replacement, as upstream's sample_mini_batch does.
+ * With save_replay_buffer, the rows are written oldest first to a file in the checkpoint format
+ * (src/networks/checkpoint-file.ts) and read back on --resume.
+ */
+import { CheckpointArray, encodeCheckpoint, readCheckpointFile, writeCheckpointFile } from '../../networks/checkpoint-file';
+
+/** The widths of a behavior's rows. */
+export interface ReplayLayout {
+  readonly observationSizes: readonly number[];
+  readonly continuousSize: number;
+  /** Number of discrete branches. */
+  readonly branchCount: number;
+  /** Sum of the branch sizes: the width of an action mask row. */
+  readonly maskWidth: number;
+}
+
+/** Rows of experiences: row i of every array is one step. */
+export interface ReplayRows {
+  readonly count: number;
+  /** One array per observation, count x its size: what the agent saw before acting. */
+  readonly observations: readonly Float32Array[];
+  /** What it saw after acting. */
+  readonly nextObservations: readonly Float32Array[];
+  readonly continuousActions: Float32Array;
+  readonly discreteActions: Int32Array;
+  /** count x mask width, 1 where the action was allowed. */
+  readonly actionMasks: Float32Array;
+  /** The environment's reward after each step. */
+  readonly rewards: Float32Array;
+  /** 1 where the step ended the episode without a value to bootstrap from. */
+  readonly dones: Float32Array;
+}
+
+type ColumnName = 'continuousActions' | 'discreteActions' | 'actionMasks' | 'rewards' | 'dones';
+
+/** What a replay buffer file holds; its arrays are named as the columns. */
+const FILE_KIND = 'sac-replay-buffer';
+
+export class ReplayBuffer {
+  private readonly observations: Float32Array[];
+  private readonly nextObservations: Float32Array[];
+  private readonly columns: Record<ColumnName, Float32Array>;
+  private readonly widths: Record<ColumnName, number>;
+  /** Where the next row goes. */
+  private next = 0;
+  private rows = 0;
+
+  constructor(
+    readonly layout: ReplayLayout,
+    readonly capacity: number,
+  ) {
+    if (!(capacity >= 1)) throw new Error(`The replay buffer needs room for at least one experience (buffer_size ${capacity}).`);
+    this.observations = layout.observationSizes.map((size) => new Float32Array(capacity * size));
+    this.nextObservations = layout.observationSizes.map((size) => new Float32Array(capacity * size));
+    this.widths = {
+      continuousActions: layout.continuousSize,
+      discreteActions: layout.branchCount,
+      actionMasks: layout.maskWidth,
+      rewards: 1,
+      dones: 1,
+    };
+    const column = (name: ColumnName) => new Float32Array(capacity * this.widths[name]);
+    this.columns = {
+      continuousActions: column('continuousActions'),
+      discreteActions: column('discreteActions'),
+      actionMasks: column('actionMasks'),
+      rewards: column('rewards'),
+      dones: column('dones'),
+    };
+  }
+
+  /** Experiences held (at most the capacity). */
+  get size(): number {
+    return this.rows;
+  }
+
+  /** Appends rows, overwriting the oldest once the buffer is full. */
+  add(rows: ReplayRows): void {
+    for (let i = 0; i < rows.count; i++) {
+      const at = this.next;
+      this.layout.observationSizes.forEach((size, k) => {
+        this.observations[k].set(rows.observations[k].subarray(i * size, (i + 1) * size), at * size);
+        this.nextObservations[k].set(rows.nextObservations[k].subarray(i * size, (i + 1) * size), at * size);
+      });
+      for (const name of Object.keys(this.columns) as ColumnName[]) {
+        const width = this.widths[name];
+        const source = rows[name];
+        for (let f = 0; f < width; f++) this.columns[name][at * width + f] = source[i * width + f];
+      }
+      this.next = (at + 1) % this.capacity;
+      this.rows = Math.min(this.rows + 1, this.capacity);
+    }
+  }
+
+  /** `count` rows drawn uniformly with replacement; `random` gives numbers in [0, 1). */
+  sample(count: number, random: () => number): ReplayRows {
+    if (this.rows === 0) throw new Error('Cannot sample from an empty replay buffer.');
+    const picks = new Int32Array(count);
+    for (let i = 0; i < count; i++) picks[i] = Math.min(this.rows - 1, Math.floor(random() * this.rows));
+    return this.gather(picks);
+  }
+
+  /** Writes every row, oldest first, to `file`. */
+  save(file: string): void {
+    const order = new Int32Array(this.rows);
+    const oldest = this.rows < this.capacity ? 0 : this.next;
+    for (let i = 0; i < this.rows; i++) order[i] = (oldest + i) % this.capacity;
+    const rows = this.gather(order);
+    const arrays = new Map<string, CheckpointArray>();
+    rows.observations.forEach((values, k) => arrays.set(`obs:${k}`, values));
+    rows.nextObservations.forEach((values, k) => arrays.set(`next_obs:${k}`, values));
+    for (const name of Object.keys(this.columns) as ColumnName[]) {
+      arrays.set(name, name === 'discreteActions' ? Float32Array.from(rows.discreteActions) : rows[name]);
+    }
+    writeCheckpointFile(file, encodeCheckpoint({ kind: FILE_KIND, count: rows.count, layout: this.layout }, arrays));
+  }
+
+  /** Appends the rows of a file written by save(); refuses one of another behavior's layout. */
+  load(file: string): void {
+    const { meta, arrays } = readCheckpointFile(file);
+    if (meta.kind !== FILE_KIND) throw new Error(`${file} is not a SAC replay buffer (it holds ${String(meta.kind)}).`);
+    if (JSON.stringify(meta.layout) !== JSON.stringify(this.layout)) {
+      throw new Error(
+        `${file} holds experiences of another shape (${JSON.stringify(meta.layout)}, this behavior has ` +
+          `${JSON.stringify(this.layout)}): delete it to start with an empty replay buffer.`,
+      );
+    }
+    const array = (name: string): Float32Array => {
+      const values = arrays.get(name);
+      if (values === undefined) throw new Error(`${file} has no ${name} array.`);
+      return Float32Array.from(values);
+    };
+    this.add({
+      count: meta.count as number,
+      observations: this.layout.observationSizes.map((_, k) => array(`obs:${k}`)),
+      nextObservations: this.layout.observationSizes.map((_, k) => array(`next_obs:${k}`)),
+      continuousActions: array('continuousActions'),
+      discreteActions: Int32Array.from(array('discreteActions')),
+      actionMasks: array('actionMasks'),
+      rewards: array('rewards'),
+      dones: array('dones'),
+    });
+  }
+
+  /** The rows at these positions, in this order. */
+  private gather(positions: Int32Array): ReplayRows {
+    const count = positions.length;
+    const pick = (source: Float32Array, width: number): Float32Array => {
+      const out = new Float32Array(count * width);
+      for (let i = 0; i < count; i++) out.set(source.subarray(positions[i] * width, (positions[i] + 1) * width), i * width);
+      return out;
+    };
+    const sizes = this.layout.observationSizes;
+    return {
+      count,
+      observations: this.observations.map((column, k) => pick(column, sizes[k])),
+      nextObservations: this.nextObservations.map((column, k) => pick(column, sizes[k])),
+      continuousActions: pick(this.columns.continuousActions, this.widths.continuousActions),
+      discreteActions: Int32Array.from(pick(this.columns.discreteActions, this.widths.discreteActions)),
+      actionMasks: pick(this.columns.actionMasks, this.widths.actionMasks),
+      rewards: pick(this.columns.rewards, 1),
+      dones: pick(this.columns.dones, 1),
+    };
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * SAC's trainer for one behavior (upstream's sac/trainer.py with the parts of rl_trainer.py it
+ * relies on): every trajectory goes into the replay buffer; once buffer_init_steps experiences
+ * have been processed, the trainer runs one update on a minibatch of batch_size drawn from the
+ * buffer for every steps_per_update new steps, interleaved with the environments' steps as
+ * upstream's are (updates happen in advance(), between the trajectories it processes).
+ *
+ * The policy that acts is the model the optimizer updates; after an advance() that updated it,
+ * it goes back through the policy queue. SAC updates always run on this thread: threaded: true
+ * is reported and otherwise has no effect.
+ */
+import * as path from 'path';
+import * as fs from 'fs';
+import type { SACSettings, TrainerSettings } from '../../config/settings';
+import { BehaviorSpec, observationSize } from '../../env/behavior-spec';
+import { SeededRandom } from '../../communicator/random';
+import type { Logger } from '../../communicator/logger';
+import { ActorCritic } from '../../networks/actor-critic';
+import { StatsPropertyType, StatsReporter, type Hyperparameters } from '../../stats';
+import type { ActingPolicy } from '../action-info';
+import type { AgentManagerQueue } from '../agent-manager-queue';
+import { EpisodeBookkeeping, ModelPolicy } from '../rl-trainer-base';
+import type { Trainer } from '../trainer';
+import type { Trajectory } from '../trajectory';
+import { NonFiniteLossError } from '../ppo/optimizer';
+import { SacOptimizer } from './optimizer';
+import { ReplayBuffer, ReplayRows } from './replay-buffer';
+
+/** A SAC behavior's settings (trainer_type: sac). */
+export type SacTrainerSettings = Extract<TrainerSettings, { trainer_type: 'sac' }>;
+
+/** The replay buffer's file beside a behavior's checkpoints (upstream's last_replay_buffer.hdf5). */
+export const REPLAY_BUFFER_FILE = 'last_replay_buffer.ckpt';
+
+export interface SacTrainerOptions {
+  readonly behaviorName: string;
+  readonly spec: BehaviorSpec;
+  readonly settings: SacTrainerSettings;
+  readonly stats: StatsReporter;
+  /** Seeds the initial weights, the sampling of actions and of minibatches. */
+  readonly seed: number;
+  /** false for --inference: trajectories are only reported, never trained on (default true). */
+  readonly trainModel?: boolean;
+  /** Called when a checkpoint is due (every checkpoint_interval steps), with the trainer's step. */
+  readonly onCheckpoint?: (step: number) => void;
+  /** Where the trainer reports what it does besides statistics (replay buffer files, threaded). */
+  readonly logger?: Logger;
+}
+
+export class SacTrainer implements Trainer {
+  readonly behaviorName: string;
+  readonly settings: SacTrainerSettings;
+  readonly model: ActorCritic;
+  readonly optimizer: SacOptimizer;
+  readonly policy: ModelPolicy;
+  readonly replayBuffer: ReplayBuffer;
+  /** Experiences processed so far: the behavior's step count. */
+  step = 0;
+
+  private readonly hyperparameters: SACSettings;
+  private readonly signals: string[];
+  private readonly stats: StatsReporter;
+  private readonly random: SeededRandom;
+  private readonly bookkeeping: EpisodeBookkeeping;
+  private readonly trainModel: boolean;
+  private readonly logger: Logger | null;
+  /** Updates done plus one (upstream's update_steps, which starts at 1 so as not to divide by 0). */
+  private updateSteps = 1;
+
+  constructor(options: SacTrainerOptions) {
+    const { settings, spec } = options;
+    this.behaviorName = options.behaviorName;
+    this.settings = settings;
+    this.hyperparameters = settings.hyperparameters;
+    this.signals = Object.keys(settings.reward_signals);
+    this.stats = options.stats;
+    this.random = new SeededRandom(options.seed + 1);
+    this.trainModel = options.trainModel ?? true;
+    this.logger = options.logger ?? null;
+    this.model = new ActorCritic(spec, {
+      network: settings.network_settings,
+      rewardSignals: this.signals,
+      sharedCritic: false,
+      seed: options.seed,
+      conditionalSigma: true,
+      tanhSquash: true,
+    });
+    this.optimizer = new SacOptimizer(this.model, spec, {
+      hyperparameters: this.hyperparameters,
+      maxSteps: settings.max_steps,
+      signals: this.signals.map((name) => settings.reward_signals[name as keyof SacTrainerSettings['reward_signals']]!),
+      seed: options.seed,
+    });
+    this.policy = new ModelPolicy(this.model);
+    const branches = spec.actionSpec.discreteBranches;
+    this.replayBuffer = new ReplayBuffer(
+      {
+        observationSizes: spec.observationSpecs.map(observationSize),
+        continuousSize: spec.actionSpec.continuousSize,
+        branchCount: branches.length,
+        maskWidth: branches.reduce((a, b) => a + b, 0),
+      },
+      this.hyperparameters.buffer_size,
+    );
+    this.bookkeeping = new EpisodeBookkeeping({
+      settings,
+      signals: this.signals,
+      stats: this.stats,
+      onCheckpoint: options.onCheckpoint ?? (() => undefined),
+    });
+    this.stats.addProperty(StatsPropertyType.HYPERPARAMETERS, settings as unknown as Hyperparameters);
+    if (settings.threaded) {
+      this.logger?.warning(
+        `Behavior ${this.behaviorName}: threaded: true is not available for SAC yet; its updates run on the main loop, between environment steps.`,
+      );
+    }
+  }
+
+  get episodeRewards(): readonly number[] {
+    return this.bookkeeping.episodeRewards;
+  }
+
+  get meanRewardSinceUpdate(): number | null {
+    return this.bookkeeping.meanRewardSinceUpdate;
+  }
+
+  clearEpisodeRewards(): void {
+    this.bookkeeping.clearEpisodeRewards();
+  }
+
+  /** False once max_steps experiences have been processed, and always in an inference run. */
+  get shouldStillTrain(): boolean {
+    return this.trainModel && this.step < this.settings.max_steps;
+  }
+
+  /**
+   * Processes every waiting trajectory, then runs the updates the new steps call for (upstream's
+   * advance). Returns true when the policy changed, after putting it in `policyQueue`.
+   */
+  advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
+    for (let trajectory = trajectoryQueue.tryGet(); trajectory !== undefined; trajectory = trajectoryQueue.tryGet()) {
+      this.processTrajectory(trajectory);
+    }
+    if (!this.shouldStillTrain || !this.readyToUpdate() || !this.updatePolicy()) return false;
+    policyQueue.put(this.policy);
+    return true;
+  }
+
+  /** Writes the networks and optimizers, and with save_replay_buffer the replay buffer beside them. */
+  saveCheckpoint(file: string, step: number): void {
+    this.optimizer.saveCheckpoint(file, step);
+    if (!this.hyperparameters.save_replay_buffer) return;
+    const bufferFile = path.join(path.dirname(file), REPLAY_BUFFER_FILE);
+    this.replayBuffer.save(bufferFile);
+    this.logger?.info(`Saved the experience replay buffer of ${this.behaviorName} (${this.replayBuffer.size} experiences) to ${bufferFile}.`);
+  }
+
+  /**
+   * Restores a checkpoint, and with save_replay_buffer the replay buffer saved beside it when
+   * there is one (as upstream, a missing one only warns). Returns the step it was saved at.
+   */
+  loadCheckpoint(file: string): number {
+    const step = this.optimizer.loadCheckpoint(file);
+    // As upstream on resume: the updates are assumed to have kept up with the steps.
+    this.updateSteps = Math.max(1, Math.trunc(step / this.hyperparameters.steps_per_update));
+    if (this.hyperparameters.save_replay_buffer) {
+      const bufferFile = path.join(path.dirname(file), REPLAY_BUFFER_FILE);
+      if (fs.existsSync(bufferFile)) {
+        this.replayBuffer.load(bufferFile);
+        this.logger?.info(`Loaded the experience replay buffer of ${this.behaviorName} (${this.replayBuffer.size} experiences) from ${bufferFile}.`);
+      } else {
+        this.logger?.warning(`No replay buffer to load for ${this.behaviorName} (${bufferFile} does not exist): starting with an empty one.`);
+      }
+    }
+    return step;
+  }
+
+  /** Upstream's _process_trajectory, then the summary, checkpoint and step bookkeeping of rl_trainer. */
+  processTrajectory(trajectory: Trajectory): void {
+    const n = trajectory.length;
+    const steps = trajectory.steps;
+    if (this.shouldStillTrain) this.model.updateNormalization(steps.obs, n);
+
+    this.bookkeeping.addRewards('environment', trajectory.agentId, steps.rewards);
+    const values = this.model.values(steps.obs, n);
+    for (const signal of this.signals) {
+      const { strength } = this.settings.reward_signals[signal as keyof SacTrainerSettings['reward_signals']]!;
+      this.bookkeeping.addRewards(signal, trajectory.agentId, Float32Array.from(steps.rewards, (r) => r * strength));
+      this.stats.addStat(valueKey(signal), mean(values[signal]));
+    }
+    if (this.shouldStillTrain) this.replayBuffer.add(replayRows(trajectory));
+    if (trajectory.doneReached) this.bookkeeping.endEpisode(trajectory.agentId);
+
+    this.bookkeeping.stepsProcessed(this.step, n, this.shouldStillTrain, this.trainModel);
+    this.step += n;
+  }
+
+  /** Upstream's _is_ready_update: a minibatch's worth of experiences, and buffer_init_steps reached. */
+  private readyToUpdate(): boolean {
+    return this.replayBuffer.size >= this.hyperparameters.batch_size && this.step >= this.hyperparameters.buffer_init_steps;
+  }
+
+  /**
+   * Upstream's _update_sac_policy: one update per steps_per_update steps since buffer_init_steps,
+   * each on a minibatch drawn from the replay buffer. Returns whether any update ran.
+   */
+  private updatePolicy(): boolean {
+    const h = this.hyperparameters;
+    this.bookkeeping.policyUpdated();
+    let updated = false;
+    while ((this.step - h.buffer_init_steps) / this.updateSteps > h.steps_per_update) {
+      const batch = this.replayBuffer.sample(h.batch_size, () => this.random.next());
+      let stats;
+      try {
+        stats = this.optimizer.update(batch, this.step);
+      } catch (error) {
+        if (!(error instanceof NonFiniteLossError)) throw error;
+        throw new NonFiniteLossError(`Behavior ${this.behaviorName}: ${error.message}`);
+      }
+      for (const [key, value] of Object.entries(stats)) this.stats.addStat(key, value);
+      this.updateSteps++;
+      updated = true;
+    }
+    return updated;
+  }
+}
+
+/**
+ * A trajectory's steps as replay rows. A step is done when the episode truly ended there; when
+ * it was interrupted (max steps), the last step's next observation is the observation itself and
+ * it is not done, so that the Q target bootstraps from it, as upstream.
+ */
+function replayRows(trajectory: Trajectory): ReplayRows {
+  const steps = trajectory.steps;
+  const n = trajectory.length;
+  const dones = new Float32Array(n);
+  dones[n - 1] = trajectory.doneReached && !trajectory.interrupted ? 1 : 0;
+  const nextObservations = steps.obs.map((obs, k) => {
+    const size = obs.length / n;
+    const next = new Float32Array(obs.length);
+    next.set(obs.subarray(size), 0);
+    next.set(trajectory.interrupted ? obs.subarray((n - 1) * size) : trajectory.nextObs[k], (n - 1) * size);
+    return next;
+  });
+  return {
+    count: n,
+    observations: steps.obs,
+    nextObservations,
+    continuousActions: steps.continuousActions,
+    discreteActions: steps.discreteActions,
+    actionMasks: steps.actionMasks,
+    rewards: steps.rewards,
+    dones,
+  };
+}
+
+/** Upstream's SAC tag for a signal's mean value estimate over a trajectory: "Policy/Extrinsic Value". */
+function valueKey(signal: string): string {
+  return `Policy/${signal.charAt(0).toUpperCase()}${signal.slice(1).toLowerCase()} Value`;
+}
+
+function mean(values: Float32Array): number {
+  let sum = 0;
+  for (const v of values) sum += v;
+  return values.length === 0 ? 0 : sum / values.length;
+}

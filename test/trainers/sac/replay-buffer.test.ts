@@ -1,0 +1,103 @@
+/** SAC's replay buffer: a ring of typed-array rows, uniform sampling, and its file. */
+import * as fs from 'fs';
+import * as path from 'path';
+import { SeededRandom } from '../../../src/communicator/random';
+import { ReplayBuffer, ReplayLayout, ReplayRows } from '../../../src/trainers/sac/replay-buffer';
+import { tempDir } from '../../helpers/paths';
+
+const LAYOUT: ReplayLayout = { observationSizes: [2, 1], continuousSize: 1, branchCount: 2, maskWidth: 5 };
+
+/** `count` rows whose every value is derived from the row's id, so that a row can be recognized. */
+function rows(firstId: number, count: number): ReplayRows {
+  const ids = Array.from({ length: count }, (_, i) => firstId + i);
+  return {
+    count,
+    observations: [Float32Array.from(ids.flatMap((id) => [id, id + 0.5])), Float32Array.from(ids)],
+    nextObservations: [Float32Array.from(ids.flatMap((id) => [id + 1, id + 1.5])), Float32Array.from(ids, (id) => id + 1)],
+    continuousActions: Float32Array.from(ids, (id) => -id),
+    discreteActions: Int32Array.from(ids.flatMap((id) => [id % 3, id % 2])),
+    actionMasks: Float32Array.from(ids.flatMap((id) => [1, id % 2, 1, 1, 0])),
+    rewards: Float32Array.from(ids, (id) => id / 10),
+    dones: Float32Array.from(ids, (id) => (id % 4 === 0 ? 1 : 0)),
+  };
+}
+
+/** The id of each row of `batch`, checking that every column of the row belongs to it. */
+function idsOf(batch: ReplayRows): number[] {
+  const ids: number[] = [];
+  const columns = (id: number) => {
+    const row = rows(id, 1);
+    return JSON.stringify([...row.observations, ...row.nextObservations, row.continuousActions, row.discreteActions, row.actionMasks, row.rewards, row.dones].map((a) => Array.from(a)));
+  };
+  for (let i = 0; i < batch.count; i++) {
+    const id = batch.observations[1][i];
+    const slice = (a: Float32Array | Int32Array, width: number) => Array.from(a.subarray(width * i, width * (i + 1)));
+    const actual = JSON.stringify([
+      slice(batch.observations[0], 2),
+      slice(batch.observations[1], 1),
+      slice(batch.nextObservations[0], 2),
+      slice(batch.nextObservations[1], 1),
+      slice(batch.continuousActions, 1),
+      slice(batch.discreteActions, 2),
+      slice(batch.actionMasks, 5),
+      slice(batch.rewards, 1),
+      slice(batch.dones, 1),
+    ]);
+    if (actual !== columns(id)) expect(actual).toBe(columns(id));
+    ids.push(id);
+  }
+  return ids;
+}
+
+function allIds(buffer: ReplayBuffer): number[] {
+  const file = path.join(tempDir('replay'), 'all.ckpt');
+  buffer.save(file);
+  const copy = new ReplayBuffer(LAYOUT, buffer.capacity);
+  copy.load(file);
+  const random = new SeededRandom(1);
+  const seen = new Set(idsOf(copy.sample(300, () => random.next())));
+  return [...seen].sort((a, b) => a - b);
+}
+
+describe('ReplayBuffer', () => {
+  it('keeps whole rows, and only the newest `capacity` of them once full', () => {
+    const buffer = new ReplayBuffer(LAYOUT, 10);
+    buffer.add(rows(0, 4));
+    expect(buffer.size).toBe(4);
+    buffer.add(rows(4, 9));
+    expect(buffer.size).toBe(10);
+    expect(allIds(buffer)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  });
+
+  it('samples uniformly with replacement', () => {
+    const buffer = new ReplayBuffer(LAYOUT, 8);
+    buffer.add(rows(100, 8));
+    const random = new SeededRandom(7);
+    const counts = new Map<number, number>();
+    for (const id of idsOf(buffer.sample(2000, () => random.next()))) counts.set(id, (counts.get(id) ?? 0) + 1);
+    expect([...counts.keys()].sort()).toEqual([100, 101, 102, 103, 104, 105, 106, 107]);
+    // 250 expected each; the standard deviation of a count is about 15.
+    for (const count of counts.values()) expect(Math.abs(count - 250)).toBeLessThan(60);
+  });
+
+  it('saves its rows oldest first and loads them into a buffer of another capacity, keeping the newest', () => {
+    const buffer = new ReplayBuffer(LAYOUT, 6);
+    buffer.add(rows(0, 9)); // holds 3..8, the ring wrapped
+    const file = path.join(tempDir('replay'), 'buffer.ckpt');
+    buffer.save(file);
+    const smaller = new ReplayBuffer(LAYOUT, 4);
+    smaller.load(file);
+    expect(smaller.size).toBe(4);
+    expect(allIds(smaller)).toEqual([5, 6, 7, 8]);
+  });
+
+  it('refuses a file of another layout or kind, naming the file', () => {
+    const file = path.join(tempDir('replay'), 'other.ckpt');
+    const other = new ReplayBuffer({ ...LAYOUT, continuousSize: 2 }, 4);
+    other.save(file);
+    expect(() => new ReplayBuffer(LAYOUT, 4).load(file)).toThrow(`${file} holds experiences of another shape`);
+    const notBuffer = path.join(tempDir('replay'), 'not.ckpt');
+    fs.copyFileSync(path.resolve(__dirname, '../../../package.json'), notBuffer);
+    expect(() => new ReplayBuffer(LAYOUT, 4).load(notBuffer)).toThrow(/not one of our checkpoints/);
+  });
+});
