@@ -4,9 +4,13 @@
  *       entropy coefficients, four Adam steps), for networks from upstream's test size to 2 x 256;
  *   (b) upstream's SimpleGoal SAC test cases (test_simple_sac, test_2d_sac) with their configs
  *       and budgets, in process over loopback gRPC: the wall time until the mean of the last 5
- *       episode rewards first reaches the case's threshold, and the whole run's wall time.
- * Options: --backends wasm,cpu  --min-seconds 2  --seed 1
+ *       episode rewards first reaches the case's threshold, and the whole run's wall time;
+ *   (c) with --3dball: built-in 3DBall with config/sac/3DBall.yaml until the mean of the last 12
+ *       episodes (one per agent of the area set) reaches 80, or 200000 steps.
+ * Options: --backends wasm,cpu  --min-seconds 2  --seed 1  --3dball
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import { parseArgs } from 'util';
 import { memoryLogger } from '../src/communicator/logger';
 import { SeededRandom } from '../src/communicator/random';
@@ -18,7 +22,7 @@ import { SacOptimizer } from '../src/trainers/sac/optimizer';
 import { ReplayRows } from '../src/trainers/sac/replay-buffer';
 import { simpleGoalArgs } from '../test/cli/learn-helpers';
 import { writeSimpleSacConfig } from '../test/cli/learn-sac-helpers';
-import { tempDir } from '../test/helpers/paths';
+import { freePort, tempDir } from '../test/helpers/paths';
 
 const BATCH = 128;
 
@@ -148,6 +152,33 @@ async function simpleGoalTimes(testCase: SimpleGoalCase, seed: number): Promise<
   ];
 }
 
+/** (c) Steps and wall time until the last 12 episodes of 3DBall average 80 (upstream's issue: within 200000 steps). */
+async function ball3dTime(seed: number): Promise<string[]> {
+  const cwd = tempDir('bench-sac-3dball');
+  fs.copyFileSync(path.resolve(__dirname, '../config/sac/3DBall.yaml'), path.join(cwd, 'config.yaml'));
+  const start = performance.now();
+  let reached: string | null = null;
+  let watch: NodeJS.Timeout | undefined;
+  const args = ['config.yaml', '--run-id=bench', '--env=builtin:3DBall', `--seed=${seed}`, `--base-port=${await freePort()}`, '--backend=wasm'];
+  const controller = await learn(args, {
+    cwd,
+    logger: memoryLogger(),
+    onController: (running) => {
+      watch = setInterval(() => {
+        const trainer = running.behaviorTrainers.get('3DBall');
+        const last = trainer?.episodeRewards.slice(-12) ?? [];
+        if (reached === null && last.length === 12 && last.reduce((a, b) => a + b, 0) / 12 >= 80) {
+          reached = `${((performance.now() - start) / 1000).toFixed(1)} s, step ${trainer!.step}`;
+          running.requestStop();
+        }
+      }, 50);
+    },
+  });
+  clearInterval(watch);
+  const trainer = controller.behaviorTrainers.get('3DBall')!;
+  return [reached ?? `not reached (step ${trainer.step})`, ((performance.now() - start) / 1000).toFixed(1)];
+}
+
 function printTable(title: string, header: string[], rows: string[][]): void {
   console.log(`\n${title}`);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
@@ -160,6 +191,7 @@ async function main(): Promise<void> {
       backends: { type: 'string', default: 'wasm,cpu' },
       'min-seconds': { type: 'string', default: '2' },
       seed: { type: 'string', default: '1' },
+      '3dball': { type: 'boolean', default: false },
     },
   });
   const rows: string[][] = [];
@@ -179,6 +211,14 @@ async function main(): Promise<void> {
     ['case', 'max_steps', 'to threshold: s', 'whole run: s', 'last 5 mean', 'Python ML-Agents s'],
     times,
   );
+
+  if (values['3dball']) {
+    printTable(
+      '(c) built-in 3DBall, config/sac/3DBall.yaml (wasm backend), stopped once the last 12 episodes average 80',
+      ['mean of last 12 >= 80 at', 'wall s'],
+      [await ball3dTime(Number(values.seed))],
+    );
+  }
 }
 
 void main();

@@ -7,7 +7,9 @@
  * over the concatenated (optionally normalized) vector observations. The actor's head gives the
  * Gaussian means (log standard deviations are a separate learned vector) and the logits of each
  * discrete branch; each reward signal has a value head. With shared_critic the value heads sit
- * on the actor's body; otherwise the critic has a body of its own.
+ * on the actor's body; otherwise the critic has a body of its own. SAC's actor (options
+ * conditionalSigma and tanhSquash) adds a log_sigma head beside the means and squashes its
+ * Gaussian samples with tanh; its critic body is SAC's value network V(s).
  *
  * How it runs fast. The parameters live in one Float32Array (Adam updates them in JavaScript);
  * tfjs does the matrix products. The wasm backend (XNNPACK) repacks the right operand of a

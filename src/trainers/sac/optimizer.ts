@@ -248,11 +248,11 @@ export class SacOptimizer {
     const probs = new Float64Array(n * (B > 0 ? K : 0));
     const scratch = new Float64Array(Math.max(1, ...this.branches));
     const allowed = new Float64Array(scratch.length);
+    const logits = new Float64Array(scratch.length);
     for (let i = 0; i < n; i++) {
       for (let b = 0; b < B; b++) {
         const size = this.branches[b];
         const start = this.branchStarts[b];
-        const logits = new Float64Array(size);
         for (let k = 0; k < size; k++) {
           logits[k] = outputs.logits[(start + k) * n + i];
           allowed[k] = batch.actionMasks[i * K + start + k];
@@ -272,10 +272,12 @@ export class SacOptimizer {
     let valueLoss = 0;
     let entropyLoss = 0;
     const meanQ1 = new Float64Array(K);
+    const byMeanQ1 = new Float64Array(K);
+    const byProb = new Float64Array(scratch.length);
     for (let i = 0; i < n; i++) {
       meanQ1.fill(0);
+      byMeanQ1.fill(0);
       for (let s = 0; s < S; s++) for (let k = 0; k < K; k++) meanQ1[k] += q1p[(i * S + s) * K + k] / S;
-      const byMeanQ1 = new Float64Array(K);
       let sampleLoss = 0;
       let continuousLogProb = 0;
       for (let j = 0; j < C; j++) continuousLogProb += logProbs[i * C + j];
@@ -295,7 +297,6 @@ export class SacOptimizer {
       for (let b = 0; b < B; b++) {
         const size = this.branches[b];
         const start = this.branchStarts[b];
-        const byProb = new Float64Array(size);
         let weighted = 0;
         let negativeEntropy = 0;
         for (let k = 0; k < size; k++) {
@@ -417,8 +418,9 @@ export class SacOptimizer {
     const width = this.model.inputSize;
     const rows = new Float32Array(n * (width + C));
     for (let i = 0; i < n; i++) {
-      rows.set(inputs.subarray(i * width, (i + 1) * width), i * (width + C));
-      rows.set(actions.subarray(i * C, (i + 1) * C), i * (width + C) + width);
+      const row = i * (width + C);
+      for (let f = 0; f < width; f++) rows[row + f] = inputs[i * width + f];
+      for (let j = 0; j < C; j++) rows[row + width + j] = actions[i * C + j];
     }
     return rows;
   }

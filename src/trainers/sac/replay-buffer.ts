@@ -85,8 +85,10 @@ export class ReplayBuffer {
     for (let i = 0; i < rows.count; i++) {
       const at = this.next;
       this.layout.observationSizes.forEach((size, k) => {
-        this.observations[k].set(rows.observations[k].subarray(i * size, (i + 1) * size), at * size);
-        this.nextObservations[k].set(rows.nextObservations[k].subarray(i * size, (i + 1) * size), at * size);
+        for (let f = 0; f < size; f++) {
+          this.observations[k][at * size + f] = rows.observations[k][i * size + f];
+          this.nextObservations[k][at * size + f] = rows.nextObservations[k][i * size + f];
+        }
       });
       for (const name of Object.keys(this.columns) as ColumnName[]) {
         const width = this.widths[name];
@@ -151,9 +153,13 @@ export class ReplayBuffer {
   /** The rows at these positions, in this order. */
   private gather(positions: Int32Array): ReplayRows {
     const count = positions.length;
+    // Plain loops: a subarray per row costs more than copying its few values.
     const pick = (source: Float32Array, width: number): Float32Array => {
       const out = new Float32Array(count * width);
-      for (let i = 0; i < count; i++) out.set(source.subarray(positions[i] * width, (positions[i] + 1) * width), i * width);
+      for (let i = 0; i < count; i++) {
+        const from = positions[i] * width;
+        for (let f = 0; f < width; f++) out[i * width + f] = source[from + f];
+      }
       return out;
     };
     const sizes = this.layout.observationSizes;

@@ -1,0 +1,138 @@
+/**
+ * SAC's trainer on hand-made trajectories: what goes into the replay buffer (done only at a true
+ * episode end; an interrupted episode bootstraps from its last observation, as upstream), when
+ * updates run (after buffer_init_steps, one per steps_per_update steps), the warning for
+ * threaded: true, and an inference run that trains nothing.
+ */
+import * as path from 'path';
+import { settingsForBehavior } from '../../../src/config';
+import { memoryLogger } from '../../../src/communicator/logger';
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
+import { selectBackend } from '../../../src/networks/backend';
+import { readCheckpointFile } from '../../../src/networks/checkpoint-file';
+import { StatsRegistry } from '../../../src/stats';
+import type { ActingPolicy } from '../../../src/trainers/action-info';
+import { AgentManagerQueue } from '../../../src/trainers/agent-manager-queue';
+import { SacTrainer, SacTrainerSettings } from '../../../src/trainers/sac/trainer';
+import { Trajectory } from '../../../src/trainers/trajectory';
+import { load } from '../../config/config-helpers';
+import { tempDir } from '../../helpers/paths';
+
+const SPEC: BehaviorSpec = {
+  observationSpecs: [{ shape: [2], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'vector' }],
+  actionSpec: new ActionSpec(1, []),
+};
+
+function settings(extra = ''): SacTrainerSettings {
+  const { options } = load(
+    'behaviors:\n  B:\n    trainer_type: sac\n' +
+      '    hyperparameters: {batch_size: 4, buffer_size: 100, buffer_init_steps: 10, steps_per_update: 2}\n' +
+      `    network_settings: {num_layers: 1, hidden_units: 8}\n    max_steps: 100\n${extra}`,
+  );
+  return settingsForBehavior(options, 'B', memoryLogger()) as SacTrainerSettings;
+}
+
+function trainer(options: { extra?: string; trainModel?: boolean; logger?: ReturnType<typeof memoryLogger> } = {}): SacTrainer {
+  return new SacTrainer({
+    behaviorName: 'B',
+    spec: SPEC,
+    settings: settings(options.extra),
+    stats: new StatsRegistry().reporter('B'),
+    seed: 1,
+    trainModel: options.trainModel,
+    logger: options.logger,
+  });
+}
+
+/** A trajectory of `n` steps whose observation at step t is [first + t, -(first + t)]. */
+function trajectory(first: number, n: number, end: 'cut' | 'done' | 'interrupted'): Trajectory {
+  const obs = Float32Array.from({ length: n * 2 }, (_, i) => (i % 2 === 0 ? 1 : -1) * (first + Math.floor(i / 2)));
+  return new Trajectory({
+    agentId: 'agent-1',
+    behaviorId: 'B',
+    steps: {
+      length: n,
+      obs: [obs],
+      continuousActions: Float32Array.from({ length: n }, (_, t) => 0.1 * t),
+      discreteActions: new Int32Array(0),
+      continuousLogProbs: new Float32Array(n),
+      discreteLogProbs: new Float32Array(0),
+      actionMasks: new Float32Array(0),
+      prevActions: new Int32Array(0),
+      rewards: new Float32Array(n).fill(0.5),
+      groupRewards: new Float32Array(n),
+      groupStatuses: Array.from({ length: n }, () => []),
+    },
+    nextObs: [Float32Array.of(1000, -1000)],
+    nextGroupObs: [],
+    doneReached: end !== 'cut',
+    interrupted: end === 'interrupted',
+  });
+}
+
+/** Every row of the trainer's replay buffer, oldest first, read back from its file. */
+function bufferRows(sac: SacTrainer): { nextObs: number[]; dones: number[] } {
+  const file = path.join(tempDir('sac-trainer'), 'buffer.ckpt');
+  sac.replayBuffer.save(file);
+  const { arrays } = readCheckpointFile(file);
+  return { nextObs: Array.from(arrays.get('next_obs:0')!).filter((_, i) => i % 2 === 0), dones: Array.from(arrays.get('dones')!) };
+}
+
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
+
+describe('SacTrainer', () => {
+  it('stores each step with the observation after it; done only where an episode truly ended', () => {
+    const sac = trainer();
+    sac.processTrajectory(trajectory(0, 3, 'cut'));
+    sac.processTrajectory(trajectory(10, 3, 'done'));
+    sac.processTrajectory(trajectory(20, 3, 'interrupted'));
+    const { nextObs, dones } = bufferRows(sac);
+    // Cut and ended episodes continue with the trajectory's next observation; an interrupted one
+    // repeats its last observation, not done, so that its value is bootstrapped.
+    expect(nextObs).toEqual([1, 2, 1000, 11, 12, 1000, 21, 22, 22]);
+    expect(dones).toEqual([0, 0, 0, 0, 0, 1, 0, 0, 0]);
+    expect(sac.step).toBe(9);
+    // The cut piece and the ended one are one episode of the same agent.
+    expect(sac.episodeRewards).toEqual([3, 1.5]);
+  });
+
+  it('updates once buffer_init_steps are reached, once per steps_per_update steps, and publishes the policy', () => {
+    const sac = trainer();
+    const trajectories = new AgentManagerQueue<Trajectory>('B');
+    const policies = new AgentManagerQueue<ActingPolicy>('B');
+    const updatesAfter = (first: number) => {
+      trajectories.put(trajectory(first, 6, 'cut'));
+      sac.advance(trajectories, policies);
+      return sac.optimizer.q1Adam.step;
+    };
+    expect(updatesAfter(0)).toBe(0); // step 6 < buffer_init_steps
+    expect(updatesAfter(6)).toBe(0); // (12 - 10) / 1 is not above 2
+    expect(policies.tryGet()).toBeUndefined();
+    // (18 - 10) / k > 2 for k = 1, 2, 3: three updates, as upstream's while loop.
+    expect(updatesAfter(12)).toBe(3);
+    expect(policies.tryGet()).toBe(sac.policy);
+    expect(updatesAfter(18)).toBe(6); // (24 - 10) / k > 2 for k = 4, 5, 6
+  });
+
+  it('warns that SAC updates stay on the main loop with threaded: true', () => {
+    const logger = memoryLogger();
+    trainer({ extra: '    threaded: true\n', logger });
+    expect(logger.lines).toContainEqual({
+      level: 'warning',
+      message: 'Behavior B: threaded: true is not available for SAC yet; its updates run on the main loop, between environment steps.',
+    });
+  });
+
+  it('in an inference run, stores nothing and never updates', () => {
+    const sac = trainer({ trainModel: false });
+    const trajectories = new AgentManagerQueue<Trajectory>('B');
+    const policies = new AgentManagerQueue<ActingPolicy>('B');
+    for (let k = 0; k < 5; k++) trajectories.put(trajectory(6 * k, 6, 'done'));
+    expect(sac.advance(trajectories, policies)).toBe(false);
+    expect(sac.replayBuffer.size).toBe(0);
+    expect(sac.optimizer.q1Adam.step).toBe(0);
+    expect(sac.episodeRewards).toHaveLength(5);
+  });
+});
