@@ -15,6 +15,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { SeededRandom } from '../communicator/random';
+import { denseForward } from './dense-forward';
 import { copyTensorInto, transposeInto } from './tensor-io';
 
 export interface MlpShape {
@@ -160,18 +161,8 @@ export class JsMlp implements Mlp {
 
   /** z = x W^T + b, row-major. */
   private linear(layer: LinearLayer, x: Float32Array, count: number): Float32Array {
-    const { inputs, outputs, weightOffset, biasOffset } = layer;
-    const p = this.parameters;
-    const z = new Float32Array(count * outputs);
-    for (let i = 0; i < count; i++) {
-      const xRow = i * inputs;
-      for (let o = 0; o < outputs; o++) {
-        const wRow = weightOffset + o * inputs;
-        let sum = p[biasOffset + o];
-        for (let k = 0; k < inputs; k++) sum += p[wRow + k] * x[xRow + k];
-        z[i * outputs + o] = sum;
-      }
-    }
+    const z = new Float32Array(count * layer.outputs);
+    denseForward(x, count, layer.inputs, this.parameters, layer.weightOffset, layer.biasOffset, layer.outputs, false, z);
     return z;
   }
 

@@ -76,13 +76,13 @@ export function saveFinalCheckpoint(request: CheckpointRequest, status: Training
  * Loads <folder>/checkpoint.ckpt into the trainer (weights, optimizer state, normalizer) and returns
  * the step it was saved at; a missing file is an error naming it and the run to check.
  */
-export function loadLatestCheckpoint(folder: string, trainer: CheckpointedTrainer): number {
+export function loadLatestCheckpoint(folder: string, trainer: CheckpointedTrainer, options: { readonly resume?: boolean } = {}): number {
   const file = path.join(folder, LATEST_CHECKPOINT_NAME);
   if (!fs.existsSync(file)) {
     throw new Error(`No checkpoint to start from: ${file} does not exist. Was that run saved before it stopped?`);
   }
   try {
-    return trainer.loadCheckpoint(file);
+    return trainer.loadCheckpoint(file, options);
   } catch (error) {
     throw new Error(`Cannot start from ${file}: ${(error as Error).message}`);
   }

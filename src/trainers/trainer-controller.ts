@@ -217,7 +217,7 @@ export class TrainerController {
     fs.mkdirSync(folder, { recursive: true });
     const { resume } = options.checkpoint_settings;
     if (resume) {
-      trainer.step = loadLatestCheckpoint(folder, trainer);
+      trainer.step = loadLatestCheckpoint(folder, trainer, { resume: true });
       this.logger.info(`Resuming training of ${name} from step ${trainer.step}.`);
     } else if (paths.initializeFromDir !== null) {
       loadLatestCheckpoint(path.join(paths.initializeFromDir, name), trainer);

@@ -33,8 +33,12 @@ export interface Trainer {
   advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean;
   /** Writes the whole training state (weights, optimizer, normalizer, step) to a checkpoint file. */
   saveCheckpoint(file: string, step: number): void;
-  /** Restores a checkpoint file written by saveCheckpoint; returns the step it was saved at. */
-  loadCheckpoint(file: string): number;
+  /**
+   * Restores a checkpoint file written by saveCheckpoint; returns the step it was saved at.
+   * `resume` tells a --resume (which also restores what upstream restores only then, such as
+   * SAC's replay buffer) from an --initialize-from.
+   */
+  loadCheckpoint(file: string, options?: { readonly resume?: boolean }): number;
   /** Trainers that update off the main thread (threaded: true): waits for the update in flight and applies it. */
   finishUpdate?(): Promise<void>;
   /**

@@ -53,6 +53,15 @@ describe('mlagents-learn with SAC: the replay buffer across --resume', () => {
     expect(resumed.optimizer.q1Adam.step).toBeGreaterThan(first.optimizer.q1Adam.step);
   }, 30000);
 
+  it('--initialize-from takes the networks of a run with a saved buffer, not its buffer (as upstream)', async () => {
+    writeSimpleSacConfig(cwd, 200, 100, '      save_replay_buffer: true\n');
+    const logger = memoryLogger();
+    const started = (await learn(await simpleGoalArgs('from-saved', '--initialize-from=saved'), { cwd, logger })).behaviorTrainers.get('1D') as SacTrainer;
+    expect(logger.lines.map((l) => l.message)).toContain(`Initialized 1D from the run in ${path.join(cwd, 'results', 'saved')}.`);
+    expect(started.replayBuffer.size).toBe(started.step);
+    expect(logger.lines.some((l) => l.message.startsWith('Loaded the experience replay buffer'))).toBe(false);
+  }, 30000);
+
   it('without save_replay_buffer, no buffer is written and --resume starts with an empty one', async () => {
     writeSimpleSacConfig(cwd, 300);
     const first = (await learn(await simpleGoalArgs('unsaved'), { cwd, logger: memoryLogger() })).behaviorTrainers.get('1D') as SacTrainer;

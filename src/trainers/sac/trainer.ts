@@ -156,14 +156,15 @@ export class SacTrainer implements Trainer {
   }
 
   /**
-   * Restores a checkpoint, and with save_replay_buffer the replay buffer saved beside it when
-   * there is one (as upstream, a missing one only warns). Returns the step it was saved at.
+   * Restores a checkpoint, and when resuming with save_replay_buffer, the replay buffer saved
+   * beside it when there is one (as upstream, a missing one only warns; --initialize-from starts
+   * with an empty buffer). Returns the step it was saved at.
    */
-  loadCheckpoint(file: string): number {
+  loadCheckpoint(file: string, options: { readonly resume?: boolean } = {}): number {
     const step = this.optimizer.loadCheckpoint(file);
     // As upstream on resume: the updates are assumed to have kept up with the steps.
     this.updateSteps = Math.max(1, Math.trunc(step / this.hyperparameters.steps_per_update));
-    if (this.hyperparameters.save_replay_buffer) {
+    if (this.hyperparameters.save_replay_buffer && options.resume === true) {
       const bufferFile = path.join(path.dirname(file), REPLAY_BUFFER_FILE);
       if (fs.existsSync(bufferFile)) {
         this.replayBuffer.load(bufferFile);
