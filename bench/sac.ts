@@ -1,5 +1,5 @@
 /**
- * npx tsx bench/sac.ts: SAC's speed.
+ * npm run bench:sac (and the end of npm run bench:train): SAC's speed.
  *   (a) updates per second of SacOptimizer.update at batch 128 (actor, V and its target, twin Q,
  *       entropy coefficients, four Adam steps), for networks from upstream's test size to 2 x 256;
  *   (b) upstream's SimpleGoal SAC test cases (test_simple_sac, test_2d_sac) with their configs
@@ -23,6 +23,7 @@ import { ReplayRows } from '../src/trainers/sac/replay-buffer';
 import { simpleGoalArgs } from '../test/cli/learn-helpers';
 import { writeSimpleSacConfig } from '../test/cli/learn-sac-helpers';
 import { freePort, tempDir } from '../test/helpers/paths';
+import { printTable } from './table';
 
 const BATCH = 128;
 
@@ -179,13 +180,43 @@ async function ball3dTime(seed: number): Promise<string[]> {
   return [reached ?? `not reached (step ${trainer.step})`, ((performance.now() - start) / 1000).toFixed(1)];
 }
 
-function printTable(title: string, header: string[], rows: string[][]): void {
-  console.log(`\n${title}`);
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  for (const row of [header, ...rows]) console.log(row.map((cell, c) => cell.padEnd(widths[c])).join('  '));
+export interface SacBenchmarkOptions {
+  readonly backends: string;
+  readonly minSeconds: number;
+  readonly seed: number;
+  readonly ball3d: boolean;
 }
 
-async function main(): Promise<void> {
+/** Tables (a), (b) and, with `ball3d`, (c); also run by `npm run bench:train`. */
+export async function sacBenchmarks(values: SacBenchmarkOptions): Promise<void> {
+  const rows: string[][] = [];
+  for (const backend of values.backends.split(',') as BackendName[]) {
+    await selectBackend(backend, memoryLogger());
+    for (const testCase of NETWORK_CASES) {
+      rows.push([backend, testCase.name, updatesPerSecond(testCase, values.minSeconds).toFixed(0)]);
+    }
+  }
+  printTable(`(a) SAC updates per second at batch ${BATCH}`, ['backend', 'networks', 'updates/s'], rows);
+
+  await selectBackend('wasm', memoryLogger());
+  const times: string[][] = [];
+  for (const testCase of SIMPLE_GOAL_CASES) times.push(await simpleGoalTimes(testCase, values.seed));
+  printTable(
+    "(b) SimpleGoal, upstream's SAC test configs and budgets (in process, loopback gRPC, wasm backend)",
+    ['case', 'max_steps', 'to threshold: s', 'whole run: s', 'last 5 mean', 'Python ML-Agents s'],
+    times,
+  );
+
+  if (values.ball3d) {
+    printTable(
+      '(c) built-in 3DBall, config/sac/3DBall.yaml (wasm backend), stopped once the last 12 episodes average 80',
+      ['mean of last 12 >= 80 at', 'wall s'],
+      [await ball3dTime(values.seed)],
+    );
+  }
+}
+
+if (require.main === module) {
   const { values } = parseArgs({
     options: {
       backends: { type: 'string', default: 'wasm,cpu' },
@@ -194,31 +225,10 @@ async function main(): Promise<void> {
       '3dball': { type: 'boolean', default: false },
     },
   });
-  const rows: string[][] = [];
-  for (const backend of (values.backends as string).split(',') as BackendName[]) {
-    await selectBackend(backend, memoryLogger());
-    for (const testCase of NETWORK_CASES) {
-      rows.push([backend, testCase.name, updatesPerSecond(testCase, Number(values['min-seconds'])).toFixed(0)]);
-    }
-  }
-  printTable(`(a) SAC updates per second at batch ${BATCH}`, ['backend', 'networks', 'updates/s'], rows);
-
-  await selectBackend('wasm', memoryLogger());
-  const times: string[][] = [];
-  for (const testCase of SIMPLE_GOAL_CASES) times.push(await simpleGoalTimes(testCase, Number(values.seed)));
-  printTable(
-    "(b) SimpleGoal, upstream's SAC test configs and budgets (in process, loopback gRPC, wasm backend)",
-    ['case', 'max_steps', 'to threshold: s', 'whole run: s', 'last 5 mean', 'Python ML-Agents s'],
-    times,
-  );
-
-  if (values['3dball']) {
-    printTable(
-      '(c) built-in 3DBall, config/sac/3DBall.yaml (wasm backend), stopped once the last 12 episodes average 80',
-      ['mean of last 12 >= 80 at', 'wall s'],
-      [await ball3dTime(Number(values.seed))],
-    );
-  }
+  void sacBenchmarks({
+    backends: values.backends as string,
+    minSeconds: Number(values['min-seconds']),
+    seed: Number(values.seed),
+    ball3d: values['3dball'] as boolean,
+  });
 }
-
-void main();

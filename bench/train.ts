@@ -4,9 +4,11 @@
  *       its time scale included), with --num-envs 1 and 4, threaded false and true, each run stopped after a fixed wall time;
  *   (b) seconds per PPO update (buffer 12000, batch 64, 3 epochs) per backend, from bench/ppo-update.ts;
  *   (c) wall time to train upstream's SimpleGoal test cases (1D continuous, 1D discrete, 2D) with
- *       their configs and budgets, beside Python ML-Agents' times on this machine.
+ *       their configs and budgets, beside Python ML-Agents' times on this machine;
+ *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
+ *          --sac-3dball (also time SAC on 3DBall to a mean reward of 80)
  */
 import { spawn } from 'child_process';
 import * as fs from 'fs';
@@ -15,6 +17,8 @@ import { parseArgs } from 'util';
 import * as YAML from 'yaml';
 import { freePort, tempDir } from '../test/helpers/paths';
 import { simpleGoalArgs, writeSimplePpoConfig } from '../test/cli/learn-helpers';
+import { sacBenchmarks } from './sac';
+import { printTable } from './table';
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli', 'mlagents-learn.js');
@@ -57,14 +61,6 @@ function runCli(cwd: string, args: string[], stopAfterSeconds?: number): Promise
       resolve({ output, wallSeconds: (performance.now() - start) / 1000, exitCode: code });
     });
   });
-}
-
-function printTable(title: string, header: string[], rows: string[][]): void {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (cells: string[]) => cells.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd();
-  console.log(`\n${title}`);
-  console.log(line(header));
-  for (const row of rows) console.log(line(row));
 }
 
 /**
@@ -162,6 +158,7 @@ async function main(): Promise<void> {
       'num-envs': { type: 'string', default: '1,4' },
       threaded: { type: 'string', default: 'false,true' },
       backends: { type: 'string', default: 'wasm,cpu' },
+      'sac-3dball': { type: 'boolean', default: false },
     },
   });
   const seconds = Number(values.seconds);
@@ -192,6 +189,9 @@ async function main(): Promise<void> {
     ['case', 'max_steps', 'run wall s', 'first summary mean >= 0.9: s', 'last summary mean', 'Python ML-Agents s'],
     times,
   );
+
+  console.log('\nSAC (bench/sac.ts):');
+  await sacBenchmarks({ backends: values.backends as string, minSeconds: 2, seed: 1, ball3d: values['sac-3dball'] as boolean });
 }
 
 void main();
