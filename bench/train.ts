@@ -5,6 +5,7 @@
  *   (b) seconds per PPO update (buffer 12000, batch 64, 3 epochs) per backend, from bench/ppo-update.ts;
  *   (c) wall time to train upstream's SimpleGoal test cases (1D continuous, 1D discrete, 2D) with
  *       their configs and budgets, beside Python ML-Agents' times on this machine;
+ *   (d) built-in Basic with config/ppo/Basic.yaml for 40000 steps: when its mean reward reaches 0.8;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
@@ -23,6 +24,9 @@ import { printTable } from './table';
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli', 'mlagents-learn.js');
 const THREE_D_BALL_CONFIG = path.join(ROOT, 'config', 'ppo', '3DBall.yaml');
+const BASIC_CONFIG = path.join(ROOT, 'config', 'ppo', 'Basic.yaml');
+/** The issue's acceptance budget for Basic: a mean reward of 0.8 within 40000 steps. */
+const BASIC_STEPS = 40000;
 
 /** One console summary line: `<behavior>. Step: N. Time Elapsed: T s. Mean Reward: R. ...` */
 interface Summary {
@@ -131,6 +135,25 @@ const SIMPLE_GOAL_CASES: SimpleGoalCase[] = [
  * time of the first summary whose mean reward reaches 0.9. A summary's mean covers the episodes of
  * its period, not upstream's last 5 episodes, so the first crossing is indicative only.
  */
+/** (d) Built-in Basic with config/ppo/Basic.yaml for BASIC_STEPS steps: when its mean reward first reached 0.8. */
+async function basicToThreshold(): Promise<string[]> {
+  const cwd = tempDir('bench-basic');
+  const config = YAML.parse(fs.readFileSync(BASIC_CONFIG, 'utf8'));
+  config.behaviors.Basic.max_steps = BASIC_STEPS;
+  const configFile = path.join(cwd, 'Basic.yaml');
+  fs.writeFileSync(configFile, YAML.stringify(config));
+  const run = await runCli(cwd, [configFile, '--run-id=basic', '--env=builtin:Basic', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm']);
+  const summaries = parseSummaries(run.output);
+  const reached = summaries.find((s) => s.meanReward !== null && s.meanReward >= 0.8);
+  const last = summaries[summaries.length - 1];
+  return [
+    String(BASIC_STEPS),
+    run.wallSeconds.toFixed(1) + (run.exitCode === 0 ? '' : ` (exit code ${run.exitCode})`),
+    reached ? `step ${reached.step} (${reached.elapsedSeconds.toFixed(1)} s)` : 'not reached',
+    last?.meanReward?.toFixed(3) ?? '',
+  ];
+}
+
 async function simpleGoalTime(testCase: SimpleGoalCase): Promise<string[]> {
   const cwd = tempDir('bench-simplegoal');
   const file = writeSimplePpoConfig(cwd, testCase.maxSteps);
@@ -188,6 +211,12 @@ async function main(): Promise<void> {
     '(c) SimpleGoal, upstream\'s test configs and budgets (seed 1, wasm backend)',
     ['case', 'max_steps', 'run wall s', 'first summary mean >= 0.9: s', 'last summary mean', 'Python ML-Agents s'],
     times,
+  );
+
+  printTable(
+    `(d) built-in Basic, config/ppo/Basic.yaml with max_steps ${BASIC_STEPS} (seed 1, wasm backend)`,
+    ['max_steps', 'run wall s', 'first summary mean >= 0.8', 'last summary mean'],
+    [await basicToThreshold()],
   );
 
   console.log('\nSAC (bench/sac.ts):');
