@@ -1,80 +1,71 @@
 /**
- * Field numbers of the communicator messages the step codecs read and write by hand, as in
- * protos/mlagents_envs/communicator_objects/*.proto (test/communicator/messages.test.ts checks the
- * .proto files against upstream's numbers).
+ * Field numbers of the communicator messages the step codecs read and write by hand, read from
+ * the .proto files in protos/ (the one place they are written; test/communicator/messages.test.ts
+ * checks those against upstream's numbers). Only the fields the codecs touch are named.
  */
+import { messageType } from '../messages';
 
-export enum UnityMessageField {
-  header = 1,
-  unity_output = 2,
-  unity_input = 3,
+/** `{ name: number }` for these fields of a communicator_objects message. */
+function fieldNumbers<const Names extends readonly string[]>(
+  message: string,
+  names: Names,
+): { readonly [Name in Names[number]]: number } {
+  const type = messageType(message);
+  const numbers: Record<string, number> = {};
+  for (const name of names) {
+    const field = type.fields[name];
+    if (field === undefined) throw new Error(`${message} in protos/ has no field ${name}.`);
+    numbers[name] = field.id;
+  }
+  return Object.freeze(numbers) as { readonly [Name in Names[number]]: number };
 }
 
-export enum HeaderField {
-  status = 1,
+export const UnityMessageField = fieldNumbers('UnityMessageProto', ['header', 'unity_output', 'unity_input']);
+export const HeaderField = fieldNumbers('HeaderProto', ['status']);
+export const UnityOutputField = fieldNumbers('UnityOutputProto', ['rl_output', 'rl_initialization_output']);
+export const UnityInputField = fieldNumbers('UnityInputProto', ['rl_input', 'rl_initialization_input']);
+export const UnityRLOutputField = fieldNumbers('UnityRLOutputProto', ['agentInfos', 'side_channel']);
+export const UnityRLInputField = fieldNumbers('UnityRLInputProto', ['agent_actions', 'command', 'side_channel']);
+
+/** ListAgentInfoProto and ListAgentActionProto: one repeated field, `value`, of the same number. */
+export const AgentListField = fieldNumbers('UnityRLOutputProto.ListAgentInfoProto', ['value']);
+if (fieldNumbers('UnityRLInputProto.ListAgentActionProto', ['value']).value !== AgentListField.value) {
+  throw new Error('ListAgentInfoProto.value and ListAgentActionProto.value have different numbers in protos/.');
 }
 
-export enum UnityOutputField {
-  rl_output = 1,
-  rl_initialization_output = 2,
-}
+export const AgentInfoField = fieldNumbers('AgentInfoProto', [
+  'reward',
+  'done',
+  'max_step_reached',
+  'id',
+  'action_mask',
+  'observations',
+  'group_id',
+  'group_reward',
+]);
 
-export enum UnityInputField {
-  rl_input = 1,
-  rl_initialization_input = 2,
-}
+export const ObservationField = fieldNumbers('ObservationProto', [
+  'shape',
+  'compression_type',
+  'compressed_data',
+  'float_data',
+  'compressed_channel_mapping',
+  'dimension_properties',
+  'observation_type',
+  'name',
+]);
 
-export enum UnityRLOutputField {
-  agentInfos = 2,
-  side_channel = 3,
-}
+export const FloatDataField = fieldNumbers('ObservationProto.FloatData', ['data']);
 
-export enum UnityRLInputField {
-  agent_actions = 1,
-  command = 4,
-  side_channel = 5,
-}
+export const AgentActionField = fieldNumbers('AgentActionProto', [
+  'vector_actions_deprecated',
+  'value',
+  'continuous_actions',
+  'discrete_actions',
+]);
 
-/** A protobuf map<string, V> is a repeated message of these two fields. */
-export enum MapEntryField {
-  key = 1,
-  value = 2,
-}
-
-/** ListAgentInfoProto and ListAgentActionProto: one repeated field. */
-export enum AgentListField {
-  value = 1,
-}
-
-export enum AgentInfoField {
-  reward = 7,
-  done = 8,
-  max_step_reached = 9,
-  id = 10,
-  action_mask = 11,
-  observations = 13,
-  group_id = 14,
-  group_reward = 15,
-}
-
-export enum ObservationField {
-  shape = 1,
-  compression_type = 2,
-  compressed_data = 3,
-  float_data = 4,
-  compressed_channel_mapping = 5,
-  dimension_properties = 6,
-  observation_type = 7,
-  name = 8,
-}
-
-export enum FloatDataField {
-  data = 1,
-}
-
-export enum AgentActionField {
-  vector_actions_deprecated = 1,
-  value = 4,
-  continuous_actions = 6,
-  discrete_actions = 7,
-}
+/**
+ * A protobuf map<string, V> travels as a repeated message of these two fields (the protobuf
+ * language's definition of maps, not a .proto of ours).
+ */
+export const MapEntryField = Object.freeze({ key: 1, value: 2 });

@@ -31,7 +31,7 @@ const { LENGTH_DELIMITED } = WireType;
  */
 export interface StepMessagePart {
   readonly name: string;
-  readonly field: UnityMessageField;
+  readonly field: number;
   readonly tag: number;
   /** The tag of the other part, which the decoder skips. */
   readonly otherTag: number;
