@@ -35,6 +35,17 @@ const BACKENDS: Record<BackendName, BackendInfo> = {
   cpu: { packageName: '@tensorflow/tfjs', tfjsName: 'cpu' },
 };
 
+/** The backend selectBackend activated last; null before the first selection. */
+let selected: BackendName | null = null;
+
+/**
+ * The backend the models run on: the one selectBackend activated, or tfjs's own default (cpu)
+ * when none was selected. A worker thread starts on this one too.
+ */
+export function selectedBackend(): BackendName {
+  return selected ?? 'cpu';
+}
+
 /** A backend that was asked for by name and cannot run here. */
 export class BackendUnavailableError extends Error {
   override name = 'BackendUnavailableError';
@@ -69,6 +80,7 @@ export async function selectBackend(
     if (failure !== null) {
       throw new BackendUnavailableError(`The ${requested} backend cannot run: ${failure}`);
     }
+    selected = requested;
     logger.info(`Running the models on the ${requested} backend (${BACKENDS[requested].packageName}).`);
     const gpuAbsence = requested === 'tensorflow-gpu' ? cudaGpuAbsence() : null;
     if (gpuAbsence !== null) logger.warning(`tensorflow-gpu was asked for but ${gpuAbsence}: libtensorflow runs on the CPU.`);
@@ -85,6 +97,7 @@ export async function selectBackend(
     }
     const failure = await activate(name, options);
     if (failure === null) {
+      selected = name;
       logger.info(`Running the models on the ${name} backend (${BACKENDS[name].packageName}).`);
       for (const line of passedOver) logger.info(`Backend ${line}`);
       return { name, packageName: BACKENDS[name].packageName };

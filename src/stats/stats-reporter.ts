@@ -33,6 +33,8 @@ export const STAT_KEYS = {
   entropy: 'Policy/Entropy',
   /** Per reward signal, its reward over each finished episode: "Policy/Extrinsic Reward". */
   signalReward: (signal: string) => `Policy/${capitalize(signal)} Reward`,
+  /** SAC: per reward signal, the mean value estimate of each trajectory: "Policy/Extrinsic Value". */
+  signalValue: (signal: string) => `Policy/${capitalize(signal)} Value`,
   /** Per reward signal, the mean value estimate of each trajectory: "Policy/Extrinsic Value Estimate". */
   valueEstimate: (signal: string) => `Policy/${capitalize(signal)} Value Estimate`,
   /** POCA: "Policy/Extrinsic Baseline Estimate". */

@@ -2,14 +2,21 @@
  * What every reinforcement-learning trainer does around its algorithm (upstream's RLTrainer and
  * Trainer, shared by PPO and SAC): the reward each agent collects per signal until its episode
  * ends, the buffer of recent episode rewards, the summary every summary_freq steps and the
- * checkpoint request every checkpoint_interval steps; and the policy that acts with a trainer's
- * networks.
+ * checkpoint request every checkpoint_interval steps; the policy that acts with a trainer's
+ * networks; and RlTrainer, the base class that holds these for a trainer.
  */
+import type { Logger } from '../communicator/logger';
+import { SeededRandom } from '../communicator/random';
 import type { TrainerSettings } from '../config/settings';
+import type { BehaviorSpec } from '../env/behavior-spec';
 import { DecisionSteps, allowedActions } from '../env/steps';
 import type { ActorCritic } from '../networks/actor-critic';
-import { STAT_KEYS, StatsReporter } from '../stats';
+import { STAT_KEYS, StatsPropertyType, StatsReporter, type Hyperparameters } from '../stats';
 import type { ActingPolicy, ActionInfo } from './action-info';
+import type { AgentManagerQueue } from './agent-manager-queue';
+import { NonFiniteLossError } from './ppo/optimizer';
+import type { Trainer } from './trainer';
+import type { Trajectory } from './trajectory';
 
 /** How many recent episode rewards a trainer keeps (upstream's reward_buffer). */
 export const REWARD_BUFFER_LENGTH = 1000;
@@ -120,4 +127,102 @@ export class EpisodeBookkeeping {
 /** The first multiple of `interval` strictly after `step` (upstream's _get_next_interval_step). */
 function nextMultiple(step: number, interval: number): number {
   return step + (interval - (step % interval));
+}
+
+/** What a trainer is built from; the trainer factory passes the same for every trainer type. */
+export interface RlTrainerOptions<Settings extends TrainerSettings = TrainerSettings> {
+  readonly behaviorName: string;
+  readonly spec: BehaviorSpec;
+  readonly settings: Settings;
+  readonly stats: StatsReporter;
+  /** Seeds the initial weights, the sampling of actions and the trainer's own draws (shuffles, minibatches). */
+  readonly seed: number;
+  /** false for --inference: trajectories are only reported, never trained on (default true). */
+  readonly trainModel?: boolean;
+  /** Called when a checkpoint is due (every checkpoint_interval steps), with the trainer's step. */
+  readonly onCheckpoint?: (step: number) => void;
+  /** Where a trainer reports what it does besides statistics (warnings, replay buffer files). */
+  readonly logger?: Logger;
+}
+
+/**
+ * The part of a trainer every algorithm shares (upstream's RLTrainer): its identity and step
+ * count, the episode bookkeeping, when it still trains, and the draining of its trajectory
+ * queue. A subclass builds its networks and says how it processes a trajectory and updates.
+ */
+export abstract class RlTrainer<Settings extends TrainerSettings> implements Trainer {
+  readonly behaviorName: string;
+  readonly settings: Settings;
+  abstract readonly model: ActorCritic;
+  abstract readonly policy: ModelPolicy;
+  /** Experiences processed so far: the behavior's step count. */
+  step = 0;
+
+  protected readonly signals: string[];
+  protected readonly stats: StatsReporter;
+  /** The trainer's own draws (PPO's shuffles, SAC's minibatches), seeded apart from the networks'. */
+  protected readonly random: SeededRandom;
+  protected readonly bookkeeping: EpisodeBookkeeping;
+  protected readonly trainModel: boolean;
+
+  constructor(options: RlTrainerOptions<Settings>) {
+    const { settings } = options;
+    this.behaviorName = options.behaviorName;
+    this.settings = settings;
+    this.signals = Object.keys(settings.reward_signals);
+    this.stats = options.stats;
+    this.random = new SeededRandom(options.seed + 1);
+    this.trainModel = options.trainModel ?? true;
+    this.bookkeeping = new EpisodeBookkeeping({
+      settings,
+      signals: this.signals,
+      stats: this.stats,
+      onCheckpoint: options.onCheckpoint ?? (() => undefined),
+    });
+    this.stats.addProperty(StatsPropertyType.HYPERPARAMETERS, settings as unknown as Hyperparameters);
+  }
+
+  abstract advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean;
+  abstract saveCheckpoint(file: string, step: number): void;
+  abstract loadCheckpoint(file: string, options?: { readonly resume?: boolean }): number;
+  /** Upstream's _process_trajectory, then the summary, checkpoint and step bookkeeping of rl_trainer. */
+  abstract processTrajectory(trajectory: Trajectory): void;
+
+  /** False once max_steps experiences have been processed, and always in an inference run. */
+  get shouldStillTrain(): boolean {
+    return this.trainModel && this.step < this.settings.max_steps;
+  }
+
+  /** The rewards of the latest finished episodes, oldest first. */
+  get episodeRewards(): readonly number[] {
+    return this.bookkeeping.episodeRewards;
+  }
+
+  /** The mean reward of the episodes finished since the last update; null when none finished. */
+  get meanRewardSinceUpdate(): number | null {
+    return this.bookkeeping.meanRewardSinceUpdate;
+  }
+
+  clearEpisodeRewards(): void {
+    this.bookkeeping.clearEpisodeRewards();
+  }
+
+  /** Processes every trajectory waiting in the queue, oldest first. */
+  protected processWaitingTrajectories(trajectoryQueue: AgentManagerQueue<Trajectory>): void {
+    for (let trajectory = trajectoryQueue.tryGet(); trajectory !== undefined; trajectory = trajectoryQueue.tryGet()) {
+      this.processTrajectory(trajectory);
+    }
+  }
+
+  /** A non-finite loss stops the run: its message gains the behavior's name. */
+  protected behaviorLossError(error: unknown): unknown {
+    return error instanceof NonFiniteLossError ? new NonFiniteLossError(`Behavior ${this.behaviorName}: ${error.message}`) : error;
+  }
+}
+
+/** The mean of the values; 0 for none. */
+export function meanOf(values: Float32Array): number {
+  let sum = 0;
+  for (const v of values) sum += v;
+  return values.length === 0 ? 0 : sum / values.length;
 }

@@ -23,7 +23,7 @@ import {
 } from '../stats';
 import { ActingPolicy } from './action-info';
 import { AgentManager } from './agent-processor';
-import { loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from './checkpoints';
+import { CheckpointRequest, loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from './checkpoints';
 import { EnvManager, LaunchOptions } from './env-manager';
 import { CurriculumProgress, EnvironmentParameterManager } from './environment-parameter-manager';
 import type { Trainer } from './trainer';
@@ -235,38 +235,30 @@ export class TrainerController {
   }
 
   private checkpoint(name: string, step: number): void {
-    const entry = this.trainers.get(name)!;
-    const record = saveCheckpoint(
-      {
-        behaviorName: name,
-        spec: entry.spec,
-        folder: entry.folder,
-        trainer: entry.trainer,
-        step,
-        reward: entry.trainer.meanRewardSinceUpdate,
-        keepCheckpoints: entry.trainer.settings.keep_checkpoints,
-      },
-      this.status,
-    );
+    const record = saveCheckpoint(this.checkpointRequest(name, step), this.status);
     this.status.save(this.run.paths.trainingStatusFile);
     this.logger.info(`Saved the model of ${name} at step ${step}: ${record.file_path}`);
   }
 
   /** Upstream's _save_models: a checkpoint of every behavior at its current step, and its final model. */
   private saveFinalModels(): void {
-    for (const [name, { trainer, folder, spec }] of this.trainers) {
-      const request = {
-        behaviorName: name,
-        spec,
-        folder,
-        trainer,
-        step: trainer.step,
-        reward: trainer.meanRewardSinceUpdate,
-        keepCheckpoints: trainer.settings.keep_checkpoints,
-      };
-      const final = saveFinalCheckpoint(request, this.status, this.run.paths.runDir);
+    for (const [name, { trainer }] of this.trainers) {
+      const final = saveFinalCheckpoint(this.checkpointRequest(name, trainer.step), this.status, this.run.paths.runDir);
       this.logger.info(`Saved the final model of ${name} at step ${trainer.step}: ${final.file_path}`);
     }
     this.status.save(this.run.paths.trainingStatusFile);
+  }
+
+  private checkpointRequest(name: string, step: number): CheckpointRequest {
+    const { trainer, folder, spec } = this.trainers.get(name)!;
+    return {
+      behaviorName: name,
+      spec,
+      folder,
+      trainer,
+      step,
+      reward: trainer.meanRewardSinceUpdate,
+      keepCheckpoints: trainer.settings.keep_checkpoints,
+    };
   }
 }

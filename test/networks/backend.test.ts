@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { memoryLogger } from '../../src/communicator/logger';
-import { BackendUnavailableError, backendForTorchDevice, selectBackend } from '../../src/networks/backend';
+import { BackendUnavailableError, backendForTorchDevice, selectBackend, selectedBackend } from '../../src/networks/backend';
 
 /** Whether npm could install a package here (tfjs-node's native builds often cannot). */
 function installed(name: string): boolean {
@@ -44,8 +44,10 @@ describe('selectBackend', () => {
   it('loads wasm and cpu by name', async () => {
     expect((await selectBackend('cpu', memoryLogger())).name).toBe('cpu');
     expect(tf.getBackend()).toBe('cpu');
+    expect(selectedBackend()).toBe('cpu');
     expect((await selectBackend('wasm', memoryLogger())).name).toBe('wasm');
     expect(tf.getBackend()).toBe('wasm');
+    expect(selectedBackend()).toBe('wasm');
     expect(tf.tidy(() => tf.matMul(tf.ones([2, 3]), tf.ones([3, 2])).dataSync()[0])).toBe(3);
   });
 

@@ -12,7 +12,8 @@ import { StatsRegistry, StatsSummary } from '../../src/stats';
 import { gae } from '../../src/trainers/advantages';
 import { AgentManagerQueue } from '../../src/trainers/agent-manager-queue';
 import { BufferKey, RewardSignalKeys } from '../../src/trainers/buffer';
-import { PpoPolicy, PpoTrainer, PpoTrainerSettings } from '../../src/trainers/ppo/trainer';
+import { PpoTrainer, PpoTrainerSettings } from '../../src/trainers/ppo/trainer';
+import { ModelPolicy } from '../../src/trainers/rl-trainer-base';
 import { Trajectory } from '../../src/trainers/trajectory';
 import { load } from '../config/config-helpers';
 
@@ -109,7 +110,7 @@ describe('PpoTrainer: updates, summaries and checkpoints', () => {
     const stats = recordingStats();
     const trainer = new PpoTrainer({ behaviorName: 'B', spec: SPEC, settings: settings(), stats: stats.reporter, seed: 1 });
     const trajectories = new AgentManagerQueue<Trajectory>('B');
-    const policies = new AgentManagerQueue<PpoPolicy>('B');
+    const policies = new AgentManagerQueue<ModelPolicy>('B');
     const before = Float32Array.from(trainer.model.parameters);
 
     trajectories.put(trajectory(trainer, [0, 0, 0, 0, 0], 'cut'));

@@ -18,56 +18,31 @@
 import type { PPOSettings, TrainerSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { ActorCritic } from '../../networks/actor-critic';
-import { SeededRandom } from '../../communicator/random';
-import { STAT_KEYS, StatsPropertyType, StatsReporter, type Hyperparameters } from '../../stats';
+import { STAT_KEYS } from '../../stats';
 import type { ActingPolicy } from '../action-info';
-import { EpisodeBookkeeping, ModelPolicy } from '../rl-trainer-base';
-import type { Trainer } from '../trainer';
+import { ModelPolicy, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import { gae } from '../advantages';
 import { AgentManagerQueue } from '../agent-manager-queue';
 import { AgentBuffer, BufferKey, RewardSignalKeys } from '../buffer';
 import { Trajectory } from '../trajectory';
 import { NonFiniteLossError, PpoOptimizer } from './optimizer';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
-import { UpdateReply, UpdateRequest, packColumns } from './update-protocol';
+import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, restoreOptimizerState } from './update-protocol';
 import { PpoUpdateThread } from './update-thread';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
 
-/** PPO acts with its networks as every trainer does. */
-export { ModelPolicy as PpoPolicy };
+export type PpoTrainerOptions = RlTrainerOptions<PpoTrainerSettings>;
 
-export interface PpoTrainerOptions {
-  readonly behaviorName: string;
-  readonly spec: BehaviorSpec;
-  readonly settings: PpoTrainerSettings;
-  readonly stats: StatsReporter;
-  /** Seeds the initial weights, the sampling of actions and the shuffling of the update buffer. */
-  readonly seed: number;
-  /** false for --inference: trajectories are only reported, never trained on (default true). */
-  readonly trainModel?: boolean;
-  /** Called when a checkpoint is due (every checkpoint_interval steps), with the trainer's step. */
-  readonly onCheckpoint?: (step: number) => void;
-}
-
-export class PpoTrainer implements Trainer {
-  readonly behaviorName: string;
-  readonly settings: PpoTrainerSettings;
+export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   readonly model: ActorCritic;
   readonly optimizer: PpoOptimizer;
   readonly policy: ModelPolicy;
-  /** Experiences processed so far: the behavior's step count. */
-  step = 0;
   /** The experiences waiting for the next update (upstream's update_buffer). */
   updateBuffer = new AgentBuffer();
 
   private readonly hyperparameters: PPOSettings;
-  private readonly signals: string[];
-  private readonly stats: StatsReporter;
-  private readonly random: SeededRandom;
-  private readonly bookkeeping: EpisodeBookkeeping;
-  private readonly trainModel: boolean;
   private readonly spec: BehaviorSpec;
   private readonly seed: number;
   /** threaded: true: the worker that runs the updates, started at the first one. */
@@ -79,30 +54,12 @@ export class PpoTrainer implements Trainer {
   private workerStateStale = true;
 
   constructor(options: PpoTrainerOptions) {
-    const { settings } = options;
-    this.behaviorName = options.behaviorName;
-    this.settings = settings;
-    this.hyperparameters = settings.hyperparameters;
-    this.signals = Object.keys(settings.reward_signals);
-    this.stats = options.stats;
-    this.random = new SeededRandom(options.seed + 1);
-    this.trainModel = options.trainModel ?? true;
+    super(options);
+    this.hyperparameters = options.settings.hyperparameters;
     this.spec = options.spec;
     this.seed = options.seed;
-    ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.spec, settings, options.seed));
+    ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.spec, options.settings, options.seed));
     this.policy = new ModelPolicy(this.model);
-    this.bookkeeping = new EpisodeBookkeeping({
-      settings,
-      signals: this.signals,
-      stats: this.stats,
-      onCheckpoint: options.onCheckpoint ?? (() => undefined),
-    });
-    this.stats.addProperty(StatsPropertyType.HYPERPARAMETERS, settings as unknown as Hyperparameters);
-  }
-
-  /** False once max_steps experiences have been processed, and always in an inference run. */
-  get shouldStillTrain(): boolean {
-    return this.trainModel && this.step < this.settings.max_steps;
   }
 
   /**
@@ -110,9 +67,7 @@ export class PpoTrainer implements Trainer {
    * Returns true when the policy changed, after putting it in `policyQueue`.
    */
   advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
-    for (let trajectory = trajectoryQueue.tryGet(); trajectory !== undefined; trajectory = trajectoryQueue.tryGet()) {
-      this.processTrajectory(trajectory);
-    }
+    this.processWaitingTrajectories(trajectoryQueue);
     if (this.settings.threaded) return this.advanceThreaded(policyQueue);
     if (!this.shouldStillTrain || this.updateBuffer.numExperiences < this.hyperparameters.buffer_size) return false;
     this.updatePolicy();
@@ -168,14 +123,11 @@ export class PpoTrainer implements Trainer {
     });
     const { columns, transfer } = packColumns(this.updateBuffer);
     const normalizer = this.model.normalizer;
-    const adam = this.optimizer.adam;
     const request: UpdateRequest = {
       step: this.step,
       columns,
       normalizer: normalizer === null ? null : { steps: normalizer.steps, mean: normalizer.mean, variance: normalizer.variance },
-      optimizerState: this.workerStateStale
-        ? { parameters: this.model.parameters, firstMoment: adam.firstMoment, secondMoment: adam.secondMoment, adamStep: adam.step }
-        : null,
+      optimizerState: this.workerStateStale ? optimizerStateOf(this.optimizer) : null,
     };
     this.workerStateStale = false;
     this.updateInFlight = this.updateThread.update(request, transfer).then(
@@ -200,18 +152,12 @@ export class PpoTrainer implements Trainer {
     this.workerReply = null;
     this.updateInFlight = null;
     if (reply instanceof Error) throw reply;
-    if (reply.kind === 'nonFiniteLoss') throw new NonFiniteLossError(`Behavior ${this.behaviorName}: ${reply.message}`);
-    const { state } = reply;
-    this.model.parameters.set(state.parameters);
-    this.optimizer.adam.firstMoment.set(state.firstMoment);
-    this.optimizer.adam.secondMoment.set(state.secondMoment);
-    this.optimizer.adam.step = state.adamStep;
-    this.model.parametersChanged();
+    if (reply.kind === 'nonFiniteLoss') throw this.behaviorLossError(new NonFiniteLossError(reply.message));
+    restoreOptimizerState(this.optimizer, reply.state);
     this.reportUpdate(new Map(reply.means));
     return true;
   }
 
-  /** Upstream's _process_trajectory, then the summary, checkpoint and step bookkeeping of rl_trainer. */
   processTrajectory(trajectory: Trajectory): void {
     const buffer = trajectory.toAgentBuffer();
     const n = trajectory.length;
@@ -233,7 +179,7 @@ export class PpoTrainer implements Trainer {
       const signalValues = values[signal];
       buffer.get(RewardSignalKeys.valueEstimates(signal)).set(signalValues, 1);
       buffer.get(RewardSignalKeys.rewards(signal)).set(rewards, 1);
-      this.stats.addStat(STAT_KEYS.valueEstimate(signal), mean(signalValues));
+      this.stats.addStat(STAT_KEYS.valueEstimate(signal), meanOf(signalValues));
       this.bookkeeping.addRewards(signal, trajectory.agentId, rewards);
 
       const bootstrap = nextValues === null ? null : nextValues[signal][0];
@@ -260,8 +206,7 @@ export class PpoTrainer implements Trainer {
     try {
       means = updateOnBuffer(this.optimizer, this.updateBuffer, this.hyperparameters, () => this.random.next(), this.step);
     } catch (error) {
-      if (!(error instanceof NonFiniteLossError)) throw error;
-      throw new NonFiniteLossError(`Behavior ${this.behaviorName}: ${error.message}`);
+      throw this.behaviorLossError(error);
     }
     this.reportUpdate(means);
     this.updateBuffer = new AgentBuffer();
@@ -271,24 +216,4 @@ export class PpoTrainer implements Trainer {
   private reportUpdate(means: PpoUpdateMeans): void {
     for (const [key, value] of means) this.stats.addStat(key, value);
   }
-
-  /** The rewards of the latest finished episodes, oldest first. */
-  get episodeRewards(): readonly number[] {
-    return this.bookkeeping.episodeRewards;
-  }
-
-  clearEpisodeRewards(): void {
-    this.bookkeeping.clearEpisodeRewards();
-  }
-
-  /** The mean reward of the episodes finished since the last update; null when none finished. */
-  get meanRewardSinceUpdate(): number | null {
-    return this.bookkeeping.meanRewardSinceUpdate;
-  }
-}
-
-function mean(values: Float32Array): number {
-  let sum = 0;
-  for (const v of values) sum += v;
-  return values.length === 0 ? 0 : sum / values.length;
 }

@@ -11,7 +11,7 @@
 import type { BackendName } from '../../networks/backend';
 import type { ObservationSpec } from '../../env/behavior-spec';
 import { AgentBuffer } from '../buffer';
-import type { PpoUpdateStats } from './optimizer';
+import type { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
 
 /** What the worker builds its networks from (workerData). */
@@ -30,6 +30,27 @@ export interface OptimizerState {
   readonly firstMoment: Float32Array;
   readonly secondMoment: Float32Array;
   readonly adamStep: number;
+}
+
+/** A copy of the optimizer's weights and Adam state (copies, so that they can be transferred). */
+export function optimizerStateOf(optimizer: PpoOptimizer): OptimizerState {
+  const { adam, model } = optimizer;
+  return {
+    parameters: model.parameters.slice(),
+    firstMoment: adam.firstMoment.slice(),
+    secondMoment: adam.secondMoment.slice(),
+    adamStep: adam.step,
+  };
+}
+
+/** Puts an OptimizerState into the optimizer's model and Adam. */
+export function restoreOptimizerState(optimizer: PpoOptimizer, state: OptimizerState): void {
+  const { adam, model } = optimizer;
+  model.parameters.set(state.parameters);
+  adam.firstMoment.set(state.firstMoment);
+  adam.secondMoment.set(state.secondMoment);
+  adam.step = state.adamStep;
+  model.parametersChanged();
 }
 
 export interface NormalizerState {

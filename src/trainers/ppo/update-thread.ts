@@ -6,8 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import * as tf from '@tensorflow/tfjs';
-import type { BackendName } from '../../networks/backend';
+import { selectedBackend } from '../../networks/backend';
 import { UpdateReply, UpdateRequest, UpdateWorkerSetup } from './update-protocol';
 
 /** The update worker failed or ended while the trainer still needed it. */
@@ -31,7 +30,7 @@ export class PpoUpdateThread {
     private readonly behaviorName: string,
     setup: Omit<UpdateWorkerSetup, 'backend'>,
   ) {
-    this.worker = new Worker(updateWorkerScript(), { workerData: { ...setup, backend: activeBackend() } });
+    this.worker = new Worker(updateWorkerScript(), { workerData: { ...setup, backend: selectedBackend() } });
     // An idle worker does not keep the process alive; one with an update in flight does.
     this.worker.unref();
     this.worker.on('message', (reply: UpdateReply) => this.settle((w) => w.resolve(reply)));
@@ -81,13 +80,4 @@ function updateWorkerScript(): string {
   const built = path.resolve(__dirname, '..', '..', '..', 'dist', 'trainers', 'ppo', 'update-worker.js');
   if (fs.existsSync(built)) return built;
   throw new UpdateWorkerError(`threaded: true needs the built PPO update worker, and ${built} is missing: run npm run build.`);
-}
-
-/** The backend the main thread runs, as selectBackend names it. */
-function activeBackend(): BackendName {
-  const name = tf.getBackend();
-  if (name === 'wasm' || name === 'cpu') return name;
-  // tfjs-node and tfjs-node-gpu both register 'tensorflow': tell them apart by which one is loaded.
-  const gpuLoaded = Object.keys(require.cache).some((file) => file.includes(`${path.sep}tfjs-node-gpu${path.sep}`));
-  return gpuLoaded ? 'tensorflow-gpu' : 'tensorflow';
 }

@@ -10,7 +10,7 @@ import { SeededRandom } from '../../communicator/random';
 import { ActionSpec } from '../../env/behavior-spec';
 import { selectBackend } from '../../networks/backend';
 import { NonFiniteLossError } from './optimizer';
-import { OptimizerState, UpdateReply, UpdateRequest, UpdateWorkerSetup, unpackColumns } from './update-protocol';
+import { UpdateReply, UpdateRequest, UpdateWorkerSetup, optimizerStateOf, restoreOptimizerState, unpackColumns } from './update-protocol';
 import { createPpoNetworks, updateOnBuffer } from './update';
 
 /** The main thread already said which backend runs and why; the worker says nothing. */
@@ -22,17 +22,9 @@ async function start(setup: UpdateWorkerSetup): Promise<(request: UpdateRequest)
   const { model, optimizer } = createPpoNetworks(spec, setup.settings, setup.seed);
   // The same stream of shuffles as the trainer's own (threaded: false) updates.
   const random = new SeededRandom(setup.seed + 1);
-  const adam = optimizer.adam;
 
   return (request) => {
-    if (request.optimizerState !== null) {
-      const state = request.optimizerState;
-      model.parameters.set(state.parameters);
-      adam.firstMoment.set(state.firstMoment);
-      adam.secondMoment.set(state.secondMoment);
-      adam.step = state.adamStep;
-      model.parametersChanged();
-    }
+    if (request.optimizerState !== null) restoreOptimizerState(optimizer, request.optimizerState);
     if (request.normalizer !== null) {
       const normalizer = model.normalizer!;
       normalizer.steps = request.normalizer.steps;
@@ -42,13 +34,7 @@ async function start(setup: UpdateWorkerSetup): Promise<(request: UpdateRequest)
     try {
       const buffer = unpackColumns(request.columns);
       const means = updateOnBuffer(optimizer, buffer, setup.settings.hyperparameters, () => random.next(), request.step);
-      const state: OptimizerState = {
-        parameters: model.parameters.slice(),
-        firstMoment: adam.firstMoment.slice(),
-        secondMoment: adam.secondMoment.slice(),
-        adamStep: adam.step,
-      };
-      return { kind: 'updated', state, means: [...means] };
+      return { kind: 'updated', state: optimizerStateOf(optimizer), means: [...means] };
     } catch (error) {
       if (error instanceof NonFiniteLossError) return { kind: 'nonFiniteLoss', message: error.message };
       throw error;

@@ -12,17 +12,14 @@
 import * as path from 'path';
 import * as fs from 'fs';
 import type { SACSettings, TrainerSettings } from '../../config/settings';
-import { BehaviorSpec, observationSize } from '../../env/behavior-spec';
-import { SeededRandom } from '../../communicator/random';
+import { observationSize } from '../../env/behavior-spec';
 import type { Logger } from '../../communicator/logger';
 import { ActorCritic } from '../../networks/actor-critic';
-import { StatsPropertyType, StatsReporter, type Hyperparameters } from '../../stats';
+import { STAT_KEYS } from '../../stats';
 import type { ActingPolicy } from '../action-info';
 import type { AgentManagerQueue } from '../agent-manager-queue';
-import { EpisodeBookkeeping, ModelPolicy } from '../rl-trainer-base';
-import type { Trainer } from '../trainer';
+import { ModelPolicy, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import type { Trajectory } from '../trajectory';
-import { NonFiniteLossError } from '../ppo/optimizer';
 import { SacOptimizer } from './optimizer';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
 
@@ -32,50 +29,23 @@ export type SacTrainerSettings = Extract<TrainerSettings, { trainer_type: 'sac' 
 /** The replay buffer's file beside a behavior's checkpoints (upstream's last_replay_buffer.hdf5). */
 export const REPLAY_BUFFER_FILE = 'last_replay_buffer.ckpt';
 
-export interface SacTrainerOptions {
-  readonly behaviorName: string;
-  readonly spec: BehaviorSpec;
-  readonly settings: SacTrainerSettings;
-  readonly stats: StatsReporter;
-  /** Seeds the initial weights, the sampling of actions and of minibatches. */
-  readonly seed: number;
-  /** false for --inference: trajectories are only reported, never trained on (default true). */
-  readonly trainModel?: boolean;
-  /** Called when a checkpoint is due (every checkpoint_interval steps), with the trainer's step. */
-  readonly onCheckpoint?: (step: number) => void;
-  /** Where the trainer reports what it does besides statistics (replay buffer files, threaded). */
-  readonly logger?: Logger;
-}
+export type SacTrainerOptions = RlTrainerOptions<SacTrainerSettings>;
 
-export class SacTrainer implements Trainer {
-  readonly behaviorName: string;
-  readonly settings: SacTrainerSettings;
+export class SacTrainer extends RlTrainer<SacTrainerSettings> {
   readonly model: ActorCritic;
   readonly optimizer: SacOptimizer;
   readonly policy: ModelPolicy;
   readonly replayBuffer: ReplayBuffer;
-  /** Experiences processed so far: the behavior's step count. */
-  step = 0;
 
   private readonly hyperparameters: SACSettings;
-  private readonly signals: string[];
-  private readonly stats: StatsReporter;
-  private readonly random: SeededRandom;
-  private readonly bookkeeping: EpisodeBookkeeping;
-  private readonly trainModel: boolean;
   private readonly logger: Logger | null;
   /** Updates done plus one (upstream's update_steps, which starts at 1 so as not to divide by 0). */
   private updateSteps = 1;
 
   constructor(options: SacTrainerOptions) {
+    super(options);
     const { settings, spec } = options;
-    this.behaviorName = options.behaviorName;
-    this.settings = settings;
     this.hyperparameters = settings.hyperparameters;
-    this.signals = Object.keys(settings.reward_signals);
-    this.stats = options.stats;
-    this.random = new SeededRandom(options.seed + 1);
-    this.trainModel = options.trainModel ?? true;
     this.logger = options.logger ?? null;
     this.model = new ActorCritic(spec, {
       network: settings.network_settings,
@@ -102,13 +72,6 @@ export class SacTrainer implements Trainer {
       },
       this.hyperparameters.buffer_size,
     );
-    this.bookkeeping = new EpisodeBookkeeping({
-      settings,
-      signals: this.signals,
-      stats: this.stats,
-      onCheckpoint: options.onCheckpoint ?? (() => undefined),
-    });
-    this.stats.addProperty(StatsPropertyType.HYPERPARAMETERS, settings as unknown as Hyperparameters);
     if (settings.threaded) {
       this.logger?.warning(
         `Behavior ${this.behaviorName}: threaded: true is not available for SAC yet; its updates run on the main loop, between environment steps.`,
@@ -116,31 +79,12 @@ export class SacTrainer implements Trainer {
     }
   }
 
-  get episodeRewards(): readonly number[] {
-    return this.bookkeeping.episodeRewards;
-  }
-
-  get meanRewardSinceUpdate(): number | null {
-    return this.bookkeeping.meanRewardSinceUpdate;
-  }
-
-  clearEpisodeRewards(): void {
-    this.bookkeeping.clearEpisodeRewards();
-  }
-
-  /** False once max_steps experiences have been processed, and always in an inference run. */
-  get shouldStillTrain(): boolean {
-    return this.trainModel && this.step < this.settings.max_steps;
-  }
-
   /**
    * Processes every waiting trajectory, then runs the updates the new steps call for (upstream's
    * advance). Returns true when the policy changed, after putting it in `policyQueue`.
    */
   advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
-    for (let trajectory = trajectoryQueue.tryGet(); trajectory !== undefined; trajectory = trajectoryQueue.tryGet()) {
-      this.processTrajectory(trajectory);
-    }
+    this.processWaitingTrajectories(trajectoryQueue);
     if (!this.shouldStillTrain || !this.readyToUpdate() || !this.updatePolicy()) return false;
     policyQueue.put(this.policy);
     return true;
@@ -176,7 +120,6 @@ export class SacTrainer implements Trainer {
     return step;
   }
 
-  /** Upstream's _process_trajectory, then the summary, checkpoint and step bookkeeping of rl_trainer. */
   processTrajectory(trajectory: Trajectory): void {
     const n = trajectory.length;
     const steps = trajectory.steps;
@@ -187,7 +130,7 @@ export class SacTrainer implements Trainer {
     for (const signal of this.signals) {
       const { strength } = this.settings.reward_signals[signal as keyof SacTrainerSettings['reward_signals']]!;
       this.bookkeeping.addRewards(signal, trajectory.agentId, Float32Array.from(steps.rewards, (r) => r * strength));
-      this.stats.addStat(valueKey(signal), mean(values[signal]));
+      this.stats.addStat(STAT_KEYS.signalValue(signal), meanOf(values[signal]));
     }
     if (this.shouldStillTrain) this.replayBuffer.add(replayRows(trajectory));
     if (trajectory.doneReached) this.bookkeeping.endEpisode(trajectory.agentId);
@@ -215,8 +158,7 @@ export class SacTrainer implements Trainer {
       try {
         stats = this.optimizer.update(batch, this.step);
       } catch (error) {
-        if (!(error instanceof NonFiniteLossError)) throw error;
-        throw new NonFiniteLossError(`Behavior ${this.behaviorName}: ${error.message}`);
+        throw this.behaviorLossError(error);
       }
       for (const [key, value] of Object.entries(stats)) this.stats.addStat(key, value);
       this.updateSteps++;
@@ -253,15 +195,4 @@ function replayRows(trajectory: Trajectory): ReplayRows {
     rewards: steps.rewards,
     dones,
   };
-}
-
-/** Upstream's SAC tag for a signal's mean value estimate over a trajectory: "Policy/Extrinsic Value". */
-function valueKey(signal: string): string {
-  return `Policy/${signal.charAt(0).toUpperCase()}${signal.slice(1).toLowerCase()} Value`;
-}
-
-function mean(values: Float32Array): number {
-  let sum = 0;
-  for (const v of values) sum += v;
-  return values.length === 0 ? 0 : sum / values.length;
 }

@@ -13,7 +13,8 @@ import { selectBackend } from '../../../src/networks/backend';
 import { StatsRegistry } from '../../../src/stats';
 import { AgentManagerQueue } from '../../../src/trainers/agent-manager-queue';
 import { NonFiniteLossError } from '../../../src/trainers/ppo/optimizer';
-import { PpoPolicy, PpoTrainer, PpoTrainerSettings } from '../../../src/trainers/ppo/trainer';
+import { PpoTrainer, PpoTrainerSettings } from '../../../src/trainers/ppo/trainer';
+import { ModelPolicy } from '../../../src/trainers/rl-trainer-base';
 import { PpoUpdateThread, UpdateWorkerError } from '../../../src/trainers/ppo/update-thread';
 import { Trajectory } from '../../../src/trainers/trajectory';
 import { load } from '../../config/config-helpers';
@@ -80,7 +81,7 @@ function trajectory(actor: PpoTrainer, rewards: number[], salt: number): Traject
 }
 
 /** Gives both trainers the same trajectories (acted by `actor`) and advances them once. */
-function feed(targets: PpoTrainer[], actor: PpoTrainer, rewards: number[][], queues: Map<PpoTrainer, AgentManagerQueue<PpoPolicy>>): boolean[] {
+function feed(targets: PpoTrainer[], actor: PpoTrainer, rewards: number[][], queues: Map<PpoTrainer, AgentManagerQueue<ModelPolicy>>): boolean[] {
   const acted = rewards.map((r, i) => trajectory(actor, r, i));
   return targets.map((target) => {
     const trajectories = new AgentManagerQueue<Trajectory>('B');
@@ -90,7 +91,7 @@ function feed(targets: PpoTrainer[], actor: PpoTrainer, rewards: number[][], que
 }
 
 /** Advances `target` with no new trajectories, one event-loop turn at a time, until the policy changes; returns the turns. */
-async function turnsUntilUpdated(target: PpoTrainer, policies: AgentManagerQueue<PpoPolicy>): Promise<number> {
+async function turnsUntilUpdated(target: PpoTrainer, policies: AgentManagerQueue<ModelPolicy>): Promise<number> {
   let turns = 0;
   while (!target.advance(new AgentManagerQueue<Trajectory>('B'), policies)) {
     turns++;
@@ -111,7 +112,7 @@ describe('PpoTrainer with threaded: true', () => {
   it('hands the full buffer to the worker and keeps going; the update it applies later is the unthreaded one', async () => {
     const threaded = trainer(true);
     const inline = trainer(false);
-    const queues = new Map([threaded, inline].map((t) => [t, new AgentManagerQueue<PpoPolicy>('B')]));
+    const queues = new Map([threaded, inline].map((t) => [t, new AgentManagerQueue<ModelPolicy>('B')]));
     const before = threaded.model.parameters.slice();
 
     const [threadedChanged, inlineChanged] = feed([threaded, inline], inline, [[0, 1, 0, 0, 1], [1, 0, 0, 1]], queues);
@@ -137,7 +138,7 @@ describe('PpoTrainer with threaded: true', () => {
 
   it('finishUpdate() waits for the update in flight and applies it', async () => {
     const threaded = trainer(true);
-    const policies = new AgentManagerQueue<PpoPolicy>('B');
+    const policies = new AgentManagerQueue<ModelPolicy>('B');
     feed([threaded], threaded, [[0, 1, 0, 0, 1], [1, 0, 0, 1]], new Map([[threaded, policies]]));
     expect(threaded.optimizer.adam.step).toBe(0);
     await threaded.finishUpdate();
@@ -146,7 +147,7 @@ describe('PpoTrainer with threaded: true', () => {
 
   it('holds the environments back once the next buffer is full while an update runs: waitUntilReady()', async () => {
     const threaded = trainer(true);
-    const policies = new AgentManagerQueue<PpoPolicy>('B');
+    const policies = new AgentManagerQueue<ModelPolicy>('B');
     const queues = new Map([[threaded, policies]]);
     feed([threaded], threaded, [[0, 1, 0, 0, 1], [1, 0, 0, 1]], queues);
     // The next buffer fills before the first update is back: the caller must wait for it.
@@ -164,7 +165,7 @@ describe('PpoTrainer with threaded: true', () => {
   it('stops on a NaN loss in the worker with the error the unthreaded trainer gives', async () => {
     const threaded = trainer(true);
     const inline = trainer(false);
-    const queues = new Map([threaded, inline].map((t) => [t, new AgentManagerQueue<PpoPolicy>('B')]));
+    const queues = new Map([threaded, inline].map((t) => [t, new AgentManagerQueue<ModelPolicy>('B')]));
     const rewards = [[0, 1, 0, NaN, 1], [1, 0, 0, 1]];
     let inlineError: unknown;
     try {
@@ -189,7 +190,7 @@ describe('PpoTrainer with threaded: true', () => {
   it('checkpoints: one taken during an update holds the state before it; one after it restores into a new trainer', async () => {
     const folder = tempDir('threaded-checkpoints');
     const threaded = trainer(true);
-    const policies = new AgentManagerQueue<PpoPolicy>('B');
+    const policies = new AgentManagerQueue<ModelPolicy>('B');
     const initial = threaded.model.parameters.slice();
     feed([threaded], threaded, [[0, 1, 0, 0, 1], [1, 0, 0, 1]], new Map([[threaded, policies]]));
     const during = path.join(folder, 'during.ckpt');
@@ -216,7 +217,7 @@ describe('PpoTrainer with threaded: true', () => {
     const source = trainer(false);
     const threaded = trainer(true);
     const inline = trainer(false);
-    const queues = new Map([source, threaded, inline].map((t) => [t, new AgentManagerQueue<PpoPolicy>('B')]));
+    const queues = new Map([source, threaded, inline].map((t) => [t, new AgentManagerQueue<ModelPolicy>('B')]));
     feed([source], source, [[0, 1, 0, 0, 1, 1], [1, 1, 0, 1]], queues);
     const file = path.join(folder, 'source.ckpt');
     source.saveCheckpoint(file, 10);
