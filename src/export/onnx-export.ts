@@ -26,6 +26,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { onnx } from 'onnx-proto';
 import type { ActorCritic } from '../networks/actor-critic';
+import { ACTION_CLIP, MASK_PENALTY } from '../networks/distributions';
+import { NORMALIZED_CLIP } from '../networks/normalizer';
 import { LOG_SIGMA_MAX, LOG_SIGMA_MIN } from '../networks/squashed-gaussian';
 import { BehaviorSpec, observationSize } from '../env/behavior-spec';
 import { BATCH_DIMENSION, Dimension, OnnxGraphBuilder } from './onnx-graph';
@@ -52,13 +54,6 @@ export const TensorNames = {
   discreteActionOutputShape: 'discrete_action_output_shape',
   deterministicDiscreteActions: 'deterministic_discrete_actions',
 } as const;
-
-/** The normalized observation's clip range, as upstream's Normalizer. */
-const NORMALIZED_CLIP = 5;
-/** Continuous actions are clipped to [-3, 3] and divided by 3, as upstream's clip_action. */
-const ACTION_CLIP = 3;
-/** What a forbidden action's logit is pushed down by, as upstream's masking. */
-const MASK_PENALTY = 1e8;
 
 const { FLOAT, INT64 } = onnx.TensorProto.DataType;
 

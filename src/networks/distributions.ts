@@ -14,8 +14,10 @@
 export const EPSILON = 1e-7;
 const LOG_SQRT_TWO_PI = Math.log(Math.sqrt(2 * Math.PI));
 const TWO_PI_E = 2 * Math.PI * Math.E;
-/** What a forbidden action's logit becomes: its probability is exactly 0 in float32 and float64. */
-const MASKED_LOGIT = -1e8;
+/** What a forbidden action's logit is pushed down by: its probability is exactly 0 in float32 and float64. */
+export const MASK_PENALTY = 1e8;
+/** Sampled continuous actions are clipped to [-ACTION_CLIP, ACTION_CLIP] and divided by ACTION_CLIP. */
+export const ACTION_CLIP = 3;
 
 /** log N(action; mean, exp(logStd)^2), with upstream's epsilons. */
 export function gaussianLogProb(action: number, mean: number, logStd: number): number {
@@ -53,7 +55,7 @@ export function gaussianEntropyByLogStd(logStd: number): number {
 
 /** What the environment receives for a sampled continuous action (upstream's clip_action). */
 export function clipAction(action: number): number {
-  return (action > 3 ? 3 : action < -3 ? -3 : action) / 3;
+  return (action > ACTION_CLIP ? ACTION_CLIP : action < -ACTION_CLIP ? -ACTION_CLIP : action) / ACTION_CLIP;
 }
 
 /**
@@ -70,7 +72,7 @@ export function maskedSoftmax(
   let max = -Infinity;
   for (let k = 0; k < size; k++) {
     const allow = allowed === null ? 1 : allowed[k];
-    const masked = logits[k] * allow + MASKED_LOGIT * (1 - allow);
+    const masked = logits[k] * allow - MASK_PENALTY * (1 - allow);
     probs[k] = masked;
     if (masked > max) max = masked;
   }

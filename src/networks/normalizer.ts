@@ -7,7 +7,8 @@
  * The statistics start as upstream's do: steps 1, mean 0, variance 1. They are kept in float64,
  * so that millions of steps do not wear away their precision.
  */
-const CLIP = 5;
+/** Normalized values are clipped to [-NORMALIZED_CLIP, NORMALIZED_CLIP]. */
+export const NORMALIZED_CLIP = 5;
 
 export class RunningNormalizer {
   /** Observations seen, plus the one upstream starts with. */
@@ -45,7 +46,7 @@ export class RunningNormalizer {
   /** One normalized value of feature `f`. */
   normalize(x: number, f: number): number {
     const scaled = (x - this.mean[f]) / Math.sqrt(this.variance[f] / this.steps);
-    return scaled > CLIP ? CLIP : scaled < -CLIP ? -CLIP : scaled;
+    return scaled > NORMALIZED_CLIP ? NORMALIZED_CLIP : scaled < -NORMALIZED_CLIP ? -NORMALIZED_CLIP : scaled;
   }
 
   copyFrom(other: RunningNormalizer): void {

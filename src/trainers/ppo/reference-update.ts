@@ -10,7 +10,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { ActorCritic } from '../../networks/actor-critic';
-import { EPSILON } from '../../networks/distributions';
+import { EPSILON, MASK_PENALTY } from '../../networks/distributions';
+import { NORMALIZED_CLIP } from '../../networks/normalizer';
 import { PpoMinibatch } from './loss';
 import { PpoOptimizerSettings, PpoUpdateStats } from './optimizer';
 
@@ -54,7 +55,7 @@ export class ReferencePpoUpdate {
     const normalizer = model.normalizer;
     if (normalizer !== null) {
       const std = tf.sqrt(tf.div(tf.tensor1d(Float32Array.from(normalizer.variance)), normalizer.steps));
-      x = tf.clipByValue(tf.div(tf.sub(x, tf.tensor1d(Float32Array.from(normalizer.mean))), std), -5, 5);
+      x = tf.clipByValue(tf.div(tf.sub(x, tf.tensor1d(Float32Array.from(normalizer.mean))), std), -NORMALIZED_CLIP, NORMALIZED_CLIP);
     }
 
     // Networks: Swish MLP bodies, then linear heads.
@@ -86,7 +87,7 @@ export class ReferencePpoUpdate {
     let firstColumn = 0;
     branches.forEach((size, b) => {
       const allowed = tf.slice(masks, [0, firstColumn], [n, size]);
-      const logits = tf.sub(tf.mul(this.dense(`actor.branches.${b}`, actorHidden), allowed), tf.mul(1e8, tf.sub(1, allowed)));
+      const logits = tf.sub(tf.mul(this.dense(`actor.branches.${b}`, actorHidden), allowed), tf.mul(MASK_PENALTY, tf.sub(1, allowed)));
       const probs = tf.softmax(logits);
       const oneHot = tf.oneHot(tf.squeeze(tf.slice(chosen, [0, b], [n, 1]), [1]), size);
       logProbColumns.push(tf.expandDims(tf.log(tf.add(tf.sum(tf.mul(probs, oneHot), 1), EPSILON)), 1));
