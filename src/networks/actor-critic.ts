@@ -40,7 +40,7 @@ import {
   maskedSoftmax,
   sampleCategorical,
 } from './distributions';
-import { CheckpointArray } from './checkpoint-file';
+import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
 import { clampLogSigma, squashedGaussianLogProb } from './squashed-gaussian';
 import { denseForward } from './dense-forward';
@@ -480,11 +480,11 @@ export class ActorCritic {
           'Its weights cannot be loaded into this one.',
       );
     }
-    this.parameters.set(requireArray(arrays, 'parameters', this.parameters.length));
+    this.parameters.set(requireCheckpointArray(arrays, 'parameters', this.parameters.length));
     if (this.normalizer !== null) {
-      this.normalizer.mean.set(requireArray(arrays, 'normalizer.mean', this.inputSize));
-      this.normalizer.variance.set(requireArray(arrays, 'normalizer.variance', this.inputSize));
-      this.normalizer.steps = requireArray(arrays, 'normalizer.steps', 1)[0];
+      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.inputSize));
+      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.inputSize));
+      this.normalizer.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
     }
     this.parametersChanged();
   }
@@ -784,12 +784,4 @@ function describeDifference(theirs: ModelDescription, ours: ModelDescription): s
 function describeSpec(whose: string, model: ModelDescription): string {
   const branches = `[${model.discreteBranches.join(', ')}]`;
   return `${whose}: ${model.inputSize} observation values, ${model.continuousSize} continuous actions, discrete branches ${branches}`;
-}
-
-function requireArray(arrays: ReadonlyMap<string, CheckpointArray>, name: string, length: number): CheckpointArray {
-  const values = arrays.get(name);
-  if (values === undefined || values.length !== length) {
-    throw new Error(`The checkpoint's ${name} has ${values?.length ?? 'no'} values where ${length} were expected.`);
-  }
-  return values;
 }

@@ -4,6 +4,8 @@
  * moment, no weight decay. It runs in JavaScript because the parameters live in a typed array:
  * one loop over the vector costs less than the dozen tensor ops per weight a tensor Adam takes.
  */
+import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
+
 export class Adam {
   readonly firstMoment: Float32Array;
   readonly secondMoment: Float32Array;
@@ -18,6 +20,21 @@ export class Adam {
   ) {
     this.firstMoment = new Float32Array(size);
     this.secondMoment = new Float32Array(size);
+  }
+
+  /** Its moments as checkpoint arrays, named <prefix>.first_moment and <prefix>.second_moment. */
+  stateArrays(prefix: string): Array<[string, CheckpointArray]> {
+    return [
+      [`${prefix}.first_moment`, this.firstMoment],
+      [`${prefix}.second_moment`, this.secondMoment],
+    ];
+  }
+
+  /** Restores stateArrays(prefix) and the step count saved beside them. */
+  loadStateArrays(prefix: string, arrays: ReadonlyMap<string, CheckpointArray>, step: number): void {
+    this.firstMoment.set(requireCheckpointArray(arrays, `${prefix}.first_moment`, this.size));
+    this.secondMoment.set(requireCheckpointArray(arrays, `${prefix}.second_moment`, this.size));
+    this.step = step;
   }
 
   /** parameters -= learningRate * m_hat / (sqrt(v_hat) + epsilon), in place. */

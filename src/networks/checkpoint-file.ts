@@ -27,6 +27,15 @@ export class CheckpointFormatError extends Error {
   override name = 'CheckpointFormatError';
 }
 
+/** The array of this name, refused (naming it) when absent or not of `length` values. */
+export function requireCheckpointArray(arrays: ReadonlyMap<string, CheckpointArray>, name: string, length: number): CheckpointArray {
+  const values = arrays.get(name);
+  if (values === undefined || values.length !== length) {
+    throw new Error(`The checkpoint's ${name} has ${values?.length ?? 'no'} values where ${length} were expected.`);
+  }
+  return values;
+}
+
 interface ArrayEntry {
   name: string;
   dtype: 'float32' | 'float64';

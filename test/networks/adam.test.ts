@@ -25,4 +25,19 @@ describe('Adam', () => {
     expect(parameters[1]).toBeCloseTo(0.01, 6);
     expect(parameters[2]).toBe(0);
   });
+
+  it('saves its moments as named checkpoint arrays and restores them, refusing arrays of another size by name', () => {
+    const saved = new Adam(2);
+    saved.apply(new Float32Array(2), new Float32Array([0.5, -2]), 0.1);
+    const arrays = new Map(saved.stateArrays('adam.q1'));
+    expect([...arrays.keys()]).toEqual(['adam.q1.first_moment', 'adam.q1.second_moment']);
+    const restored = new Adam(2);
+    restored.loadStateArrays('adam.q1', arrays, saved.step);
+    expect(restored.firstMoment).toEqual(saved.firstMoment);
+    expect(restored.secondMoment).toEqual(saved.secondMoment);
+    expect(restored.step).toBe(1);
+    expect(() => new Adam(3).loadStateArrays('adam.q1', arrays, 1)).toThrow(
+      "The checkpoint's adam.q1.first_moment has 2 values where 3 were expected.",
+    );
+  });
 });

@@ -16,6 +16,9 @@ export const MIN_LEARNING_RATE = 1e-10;
 export const MIN_EPSILON = 0.1;
 export const MIN_BETA = 1e-5;
 
+/** The checkpoint arrays of the optimizer's Adam state: adam.first_moment, adam.second_moment. */
+const ADAM_PREFIX = 'adam';
+
 export type PpoScheduleSettings = Pick<
   PPOSettings,
   'learning_rate' | 'beta' | 'epsilon' | 'learning_rate_schedule' | 'beta_schedule' | 'epsilon_schedule'
@@ -91,9 +94,7 @@ export class PpoOptimizer {
 
   /** Weights, normalizer and optimizer state in one checkpoint (./networks/checkpoint-file.ts). */
   saveState(step: number): Uint8Array {
-    const arrays = new Map<string, CheckpointArray>(this.model.stateArrays());
-    arrays.set('adam.first_moment', this.adam.firstMoment);
-    arrays.set('adam.second_moment', this.adam.secondMoment);
+    const arrays = new Map<string, CheckpointArray>([...this.model.stateArrays(), ...this.adam.stateArrays(ADAM_PREFIX)]);
     const meta = { kind: 'ppo', step, adamStep: this.adam.step, model: this.model.describe() };
     return encodeCheckpoint(meta, arrays);
   }
@@ -117,14 +118,7 @@ export class PpoOptimizer {
       throw new Error(`The checkpoint is of a ${String(meta.kind)} trainer, not of PPO.`);
     }
     this.model.loadStateArrays(meta.model as ModelDescription, arrays);
-    const first = arrays.get('adam.first_moment');
-    const second = arrays.get('adam.second_moment');
-    if (first?.length !== this.adam.size || second?.length !== this.adam.size) {
-      throw new Error(`The checkpoint's Adam state does not have the ${this.adam.size} values of this model.`);
-    }
-    this.adam.firstMoment.set(first);
-    this.adam.secondMoment.set(second);
-    this.adam.step = meta.adamStep as number;
+    this.adam.loadStateArrays(ADAM_PREFIX, arrays, meta.adamStep as number);
     return meta.step as number;
   }
 }

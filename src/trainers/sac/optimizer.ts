@@ -25,7 +25,14 @@ import { BehaviorSpec } from '../../env/behavior-spec';
 import { SeededRandom } from '../../communicator/random';
 import { ActorCritic, HeadGradients, HeadOutputs, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
-import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile, writeCheckpointFile } from '../../networks/checkpoint-file';
+import {
+  CheckpointArray,
+  decodeCheckpoint,
+  encodeCheckpoint,
+  readCheckpointFile,
+  requireCheckpointArray,
+  writeCheckpointFile,
+} from '../../networks/checkpoint-file';
 import { EPSILON, maskedSoftmax } from '../../networks/distributions';
 import { Mlp, createMlp } from '../../networks/mlp';
 import { decayedValue } from '../../networks/schedule';
@@ -443,10 +450,7 @@ export class SacOptimizer {
     arrays.set('q2.parameters', this.q2.parameters);
     arrays.set('log_entropy_coefficients', this.logEntropyCoefficients);
     const adams = this.namedAdams();
-    for (const [name, adam] of adams) {
-      arrays.set(`${name}.first_moment`, adam.firstMoment);
-      arrays.set(`${name}.second_moment`, adam.secondMoment);
-    }
+    for (const [name, adam] of adams) for (const [key, values] of adam.stateArrays(name)) arrays.set(key, values);
     const adamSteps = Object.fromEntries(adams.map(([name, adam]) => [name, adam.step]));
     return encodeCheckpoint({ kind: 'sac', step, adamSteps, model: this.model.describe() }, arrays);
   }
@@ -467,24 +471,14 @@ export class SacOptimizer {
   private restore({ meta, arrays }: ReturnType<typeof decodeCheckpoint>): number {
     if (meta.kind !== 'sac') throw new Error(`The checkpoint is of a ${String(meta.kind)} trainer, not of SAC.`);
     this.model.loadStateArrays(meta.model as ModelDescription, arrays);
-    const restoreArray = (name: string, target: Float32Array): void => {
-      const values = arrays.get(name);
-      if (values?.length !== target.length) {
-        throw new Error(`The checkpoint's ${name} has ${values?.length ?? 'no'} values where ${target.length} were expected.`);
-      }
-      target.set(values);
-    };
+    const restoreArray = (name: string, target: Float32Array): void => target.set(requireCheckpointArray(arrays, name, target.length));
     restoreArray('target.parameters', this.target.parameters);
     this.target.parametersChanged();
     restoreArray('q1.parameters', this.q1.parameters);
     restoreArray('q2.parameters', this.q2.parameters);
     restoreArray('log_entropy_coefficients', this.logEntropyCoefficients);
     const steps = meta.adamSteps as Record<string, number>;
-    for (const [name, adam] of this.namedAdams()) {
-      restoreArray(`${name}.first_moment`, adam.firstMoment);
-      restoreArray(`${name}.second_moment`, adam.secondMoment);
-      adam.step = steps[name];
-    }
+    for (const [name, adam] of this.namedAdams()) adam.loadStateArrays(name, arrays, steps[name]);
     return meta.step as number;
   }
 
