@@ -13,7 +13,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import { readProcessStats } from '../src/communicator/launcher';
-import { Logger } from '../src/communicator/logger';
+import { Logger } from '../src/common/logger';
 import { UnityEnvironment } from '../src/env/unity-environment';
 import { SCRIPTED_ENV, freePort } from '../test/helpers/paths';
 

@@ -2,20 +2,20 @@
  * npx tsx bench/ppo-update.ts: milliseconds per PPO minibatch update on 3DBall's
  * hyperparameters (batch 64, actor and critic of 2 x 128 units, normalize, 8 observations,
  * 2 continuous actions), per tfjs backend, for the straightforward tfjs version (autodiff,
- * tf.train.adam: src/trainers/ppo/reference-update.ts) and ours (PpoOptimizer); with the
+ * tf.train.adam: test/helpers/ppo-reference-update.ts) and ours (PpoOptimizer); with the
  * seconds one whole update takes (buffer 12000, 3 epochs: 561 minibatches) and the cost of one
  * batched act() for 12 agents (3DBall's agents of one area set).
  * Options: --backends wasm,cpu  --min-seconds 2
  */
 import { parseArgs } from 'util';
-import { memoryLogger } from '../src/communicator/logger';
+import { memoryLogger } from '../src/common/logger';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../src/env/behavior-spec';
 import { ActorCritic } from '../src/networks/actor-critic';
 import { BackendName, selectBackend } from '../src/networks/backend';
-import { SeededRandom } from '../src/communicator/random';
+import { SeededRandom } from '../src/common/random';
 import { PpoMinibatch } from '../src/trainers/ppo/loss';
 import { PpoOptimizer, PpoOptimizerSettings } from '../src/trainers/ppo/optimizer';
-import { ReferencePpoUpdate } from '../src/trainers/ppo/reference-update';
+import { ReferencePpoUpdate } from '../test/helpers/ppo-reference-update';
 
 const BATCH = 64;
 const MINIBATCHES_PER_UPDATE = Math.floor(12000 / BATCH) * 3;

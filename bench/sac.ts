@@ -12,8 +12,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseArgs } from 'util';
-import { memoryLogger } from '../src/communicator/logger';
-import { SeededRandom } from '../src/communicator/random';
+import { memoryLogger } from '../src/common/logger';
+import { SeededRandom } from '../src/common/random';
 import { learn } from '../src/cli/mlagents-learn';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../src/env/behavior-spec';
 import { ActorCritic } from '../src/networks/actor-critic';

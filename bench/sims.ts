@@ -5,10 +5,10 @@
  * Agent-steps count every agent at every academy step; decisions count what the trainer sees.
  */
 import { parseArgs } from 'util';
-import { memoryLogger } from '../src/communicator/logger';
+import { memoryLogger } from '../src/common/logger';
 import { UnityEnvironment } from '../src/env/unity-environment';
 import { Academy, ActionsByBehavior, Brain, Decision, InfoBatch } from '../src/sims/sdk/academy';
-import { SeededRandom } from '../src/communicator/random';
+import { SeededRandom } from '../src/common/random';
 import { SimDefinition } from '../src/sims/sdk/run-environment';
 import { builtinExecutable } from '../src/sims/builtin';
 import { BALL3D } from '../src/sims/envs/ball3d';

@@ -10,7 +10,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import * as path from 'path';
-import { consoleLogger } from '../communicator/logger';
+import { consoleLogger } from '../common/logger';
 import { UnityEnvironment } from '../env/unity-environment';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 

@@ -9,7 +9,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Logger, consoleLogger } from '../communicator/logger';
+import { Logger, consoleLogger } from '../common/logger';
 import { RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
 import { DEFAULT_EDITOR_PORT } from '../env/unity-environment';
 import { backendForTorchDevice, selectBackend } from '../networks/backend';

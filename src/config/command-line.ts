@@ -4,7 +4,7 @@
  * YAML file while the flags left out let the file's values (or the defaults) stand.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { memoryLogger } from '../communicator/logger';
+import { memoryLogger } from '../common/logger';
 import { ConfigError } from './errors';
 import { structureRunOptions } from './structure';
 import { BACKENDS, Backend } from './settings';

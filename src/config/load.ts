@@ -5,7 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { LineCounter, isScalar, parseDocument, visit } from 'yaml';
-import { Logger, consoleLogger } from '../communicator/logger';
+import { Logger, consoleLogger } from '../common/logger';
 import { parseCommandLine } from './command-line';
 import { ConfigError } from './errors';
 import { ConfigSource, configError, describe, isMapping, namedTrainerSettings, optionsSource } from './reader';

@@ -2,7 +2,7 @@
  * Reading one mapping of the parsed YAML into typed values, with every error naming the key's
  * full path and where its value came from.
  */
-import { Logger, memoryLogger } from '../communicator/logger';
+import { Logger, memoryLogger } from '../common/logger';
 import { ConfigError, didYouMean } from './errors';
 import { RunOptions, TrainerSettings } from './settings';
 

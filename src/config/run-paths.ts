@@ -8,7 +8,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../communicator/logger';
+import { memoryLogger } from '../common/logger';
 import { ConfigError } from './errors';
 import { ConfigSource, configError, optionsSource } from './reader';
 import { RunOptions } from './settings';

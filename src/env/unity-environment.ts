@@ -13,7 +13,7 @@
  */
 import * as path from 'path';
 import { LaunchedEnvironment, launchEnvironment, waitAtMost } from '../communicator/launcher';
-import { Logger, consoleLogger } from '../communicator/logger';
+import { Logger, consoleLogger } from '../common/logger';
 import {
   COMMUNICATION_API_VERSION,
   CommandProto,

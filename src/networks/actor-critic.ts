@@ -29,7 +29,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
 import { ActionSpec, ActionTuple, BehaviorSpec, ObservationType, observationSize } from '../env/behavior-spec';
-import { SeededRandom } from '../communicator/random';
+import { SeededRandom } from '../common/random';
 import {
   argmax,
   categoricalEntropy,

@@ -13,7 +13,7 @@
 import * as fs from 'fs';
 import * as tf from '@tensorflow/tfjs';
 import type { Backend } from '../config/settings';
-import type { Logger } from '../communicator/logger';
+import type { Logger } from '../common/logger';
 
 /** A backend that can run the models; `Backend` (the --backend flag) adds 'auto'. */
 export type BackendName = Exclude<Backend, 'auto'>;

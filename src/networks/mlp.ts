@@ -14,7 +14,7 @@
  * (2 x 256 at batch 128: about 10 times faster). createMlp picks by the work per sample.
  */
 import * as tf from '@tensorflow/tfjs';
-import { SeededRandom } from '../communicator/random';
+import { SeededRandom } from '../common/random';
 import { denseForward } from './dense-forward';
 import { copyTensorInto, transposeInto } from './tensor-io';
 

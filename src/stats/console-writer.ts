@@ -6,7 +6,7 @@
  * and the hyperparameters of each behavior when its trainer starts. Lines go to a Logger, which
  * adds the `[INFO] ` prefix.
  */
-import type { Logger } from '../communicator/logger';
+import type { Logger } from '../common/logger';
 import { formatFixed, hyperparametersText, type Hyperparameters } from './python-format';
 import { STAT_KEYS, StatsPropertyType, type StatsSummary, type StatsWriter } from './stats-reporter';
 

@@ -13,7 +13,7 @@
  * goes to the run's logger as usual, and the lines are drawn again below it.
  */
 import { Format, MultiBar, SingleBar } from 'cli-progress';
-import type { Logger, LogLevel } from '../communicator/logger';
+import type { Logger, LogLevel } from '../common/logger';
 
 /** What the display writes to: a TTY write stream, or a test's stand-in. */
 export interface ProgressStream {

@@ -7,7 +7,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import type { Logger } from '../communicator/logger';
+import type { Logger } from '../common/logger';
 import { EventFileWriter, TensorDataType, type HistogramProto, type SummaryValue } from './event-file';
 import { hyperparametersText, type Hyperparameters } from './python-format';
 import { StatsAggregationMethod, StatsPropertyType, type StatsSummary, type StatsWriter } from './stats-reporter';

@@ -10,7 +10,7 @@
  *       "metadata": { "stats_format_version", "mlagents_version", "torch_version" } }
  */
 import * as fs from 'fs';
-import type { Logger } from '../communicator/logger';
+import type { Logger } from '../common/logger';
 import { PACKAGE_VERSION } from '../communicator/messages';
 
 export const TRAINING_STATUS_FILE_NAME = 'training_status.json';

@@ -13,7 +13,7 @@
  * --max-lifetime-restarts or --restarts-rate-limit-n crashes within --restarts-rate-limit-period-s.
  */
 import type { EngineSettings, EnvironmentSettings, SamplerSettings } from '../config/settings';
-import type { Logger } from '../communicator/logger';
+import type { Logger } from '../common/logger';
 import { CommunicatorError } from '../communicator/rpc-communicator';
 import { EngineConfigurationChannel } from '../communicator/side-channels/engine-configuration-channel';
 import { EnvironmentParametersChannel } from '../communicator/side-channels/environment-parameters-channel';

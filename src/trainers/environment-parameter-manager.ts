@@ -4,7 +4,7 @@
  * must use now, and when a lesson is complete. The lesson numbers live in the run's
  * TrainingStatus (training_status.json), so --resume goes on from the lessons reached.
  */
-import type { Logger } from '../communicator/logger';
+import type { Logger } from '../common/logger';
 import type { CompletionCriteriaSettings, EnvironmentParameterSettings, Lesson, SamplerSettings } from '../config/settings';
 import { StatusType, TrainingStatus, floatRepr } from '../stats';
 

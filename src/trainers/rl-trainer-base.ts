@@ -5,8 +5,8 @@
  * checkpoint request every checkpoint_interval steps; the policy that acts with a trainer's
  * networks; and RlTrainer, the base class that holds these for a trainer.
  */
-import type { Logger } from '../communicator/logger';
-import { SeededRandom } from '../communicator/random';
+import type { Logger } from '../common/logger';
+import { SeededRandom } from '../common/random';
 import type { TrainerSettings } from '../config/settings';
 import type { BehaviorSpec } from '../env/behavior-spec';
 import { DecisionSteps, allowedActions } from '../env/steps';
@@ -14,7 +14,7 @@ import type { ActorCritic } from '../networks/actor-critic';
 import { STAT_KEYS, StatsPropertyType, StatsReporter, type Hyperparameters } from '../stats';
 import type { ActingPolicy, ActionInfo } from './action-info';
 import type { AgentManagerQueue } from './agent-manager-queue';
-import { NonFiniteLossError } from './ppo/optimizer';
+import { NonFiniteLossError } from './non-finite-loss';
 import type { Trainer } from './trainer';
 import type { Trajectory } from './trajectory';
 

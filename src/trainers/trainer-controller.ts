@@ -7,7 +7,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import type { Logger } from '../communicator/logger';
+import type { Logger } from '../common/logger';
 import { RunOptions, RunPaths, TrainerSettings, behaviorDir, settingsForBehavior } from '../config';
 import { configError, namedTrainerSettings, optionsSource } from '../config/reader';
 import { BehaviorSpec } from '../env/behavior-spec';

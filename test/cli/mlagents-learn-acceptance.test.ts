@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as YAML from 'yaml';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { tempDir } from '../helpers/paths';
 import { meanOfLastFive, simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';

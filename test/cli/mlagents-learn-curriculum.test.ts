@@ -7,7 +7,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { listEventFiles, readEventFile } from '../../src/stats';
 import { freePort, tempDir } from '../helpers/paths';

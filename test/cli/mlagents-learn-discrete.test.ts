@@ -2,7 +2,7 @@
  * Upstream's test_simple_ppo with action sizes (0, 1): one discrete branch of 2 choices on the
  * built-in SimpleGoal 1D, over real gRPC, with upstream's test config and budget.
  */
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { tempDir } from '../helpers/paths';
 import { meanOfLastFive, simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';

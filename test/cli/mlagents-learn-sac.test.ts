@@ -3,7 +3,7 @@
  * test_simple_rl.py), over real gRPC, with upstream's sac_dummy_config (dummy_config.py) and
  * budgets: the mean of the last 5 episode rewards reaches 0.9 (1D) and 0.8 (2D).
  */
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { tempDir } from '../helpers/paths';
 import { meanOfLastFive, simpleGoalArgs } from './learn-helpers';

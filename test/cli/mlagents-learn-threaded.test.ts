@@ -8,7 +8,7 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { readCheckpointFile } from '../../src/networks/checkpoint-file';
 import { PpoTrainer } from '../../src/trainers/ppo/trainer';

@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { ConfigError } from '../../src/config';
 import { learn } from '../../src/cli/mlagents-learn';
 import { listEventFiles, readEventFile } from '../../src/stats';

@@ -3,7 +3,7 @@
  * which beats the defaults; a flag left out never overrides the file, even though it has a default.
  */
 import { CommanderError } from 'commander';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { loadRunOptions, parseCommandLine } from '../../src/config';
 import { load } from './config-helpers';
 

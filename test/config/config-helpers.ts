@@ -1,7 +1,7 @@
 /** Loading configurations written to real temp files, as mlagents-learn reads them. */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { ConfigError, RunOptions, loadRunOptions } from '../../src/config';
 import { tempDir } from '../helpers/paths';
 

@@ -2,7 +2,7 @@
  * Every default and derived value of ML-Agents' settings.py (release 21: settings.py, ppo/sac/poca
  * optimizer_torch.py, cli_utils.py), and the default_settings merge.
  */
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { checkTrainerTypesBuilt, loadRunOptions, settingsForBehavior, TrainerSettings } from '../../src/config';
 import { load, loadError } from './config-helpers';
 

@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { ConfigError, loadRunOptions } from '../../src/config';
 import { load, loadError, writeConfig } from './config-helpers';
 

@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { loadRunOptions, toResolvedYaml } from '../../src/config';
 import { REFERENCE_CONFIGS, writeConfig } from './config-helpers';
 

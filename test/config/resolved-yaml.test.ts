@@ -2,7 +2,7 @@
  * results/<run-id>/configuration.yaml: ML-Agents' RunOptions.as_dict() as PyYAML dumps it
  * (learn.py write_run_options: yaml.dump(..., sort_keys=False)), and the round trip through it.
  */
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { loadRunOptions, RunOptions, toResolvedYaml } from '../../src/config';
 import { pythonFloat } from '../../src/config/resolved-yaml';
 import { load, writeConfig } from './config-helpers';

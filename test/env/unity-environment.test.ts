@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { RpcCommunicator, UnityCommunicatorStoppedError, UnityTimeOutError } from '../../src/communicator/rpc-communicator';
 import { FloatPropertiesChannel } from '../../src/communicator/side-channels/float-properties-channel';
 import { DimensionProperty, UnityActionError } from '../../src/env/behavior-spec';

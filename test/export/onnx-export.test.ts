@@ -10,8 +10,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as ort from 'onnxruntime-node';
-import { memoryLogger } from '../../src/communicator/logger';
-import { SeededRandom } from '../../src/communicator/random';
+import { memoryLogger } from '../../src/common/logger';
+import { SeededRandom } from '../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../src/env/behavior-spec';
 import { readModelContract } from '../../src/export/onnx-contract';
 import { exportPolicy, writePolicyModel } from '../../src/export/onnx-export';

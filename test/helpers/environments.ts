@@ -3,7 +3,7 @@
  * Every environment opened here is closed by closeOpenedEnvironments: a test file calls
  * `afterEach(closeOpenedEnvironments)` so that no child process outlives its test.
  */
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { UnityEnvironment, UnityEnvironmentOptions } from '../../src/env/unity-environment';
 import { freePort } from './paths';
 

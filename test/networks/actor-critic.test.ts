@@ -1,11 +1,11 @@
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
 import * as tf from '@tensorflow/tfjs';
 import { ActorCritic, UnsupportedModelError } from '../../src/networks/actor-critic';
 import { allowedActions } from '../../src/env/steps';
 import { selectBackend } from '../../src/networks/backend';
 import { categoricalLogProb, clipAction, gaussianEntropy, gaussianLogProb, maskedSoftmax } from '../../src/networks/distributions';
-import { SeededRandom } from '../../src/communicator/random';
+import { SeededRandom } from '../../src/common/random';
 import { behavior, model, observations, vectorObservation } from './model-fixtures';
 
 beforeAll(async () => {

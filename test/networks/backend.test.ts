@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { BackendUnavailableError, backendForTorchDevice, selectBackend, selectedBackend } from '../../src/networks/backend';
 
 /** Whether npm could install a package here (tfjs-node's native builds often cannot). */

@@ -13,7 +13,7 @@ import {
   maskedSoftmax,
   sampleCategorical,
 } from '../../src/networks/distributions';
-import { SeededRandom } from '../../src/communicator/random';
+import { SeededRandom } from '../../src/common/random';
 
 /** Central finite difference of f at x. */
 function slope(f: (x: number) => number, x: number, h = 1e-6): number {

@@ -2,8 +2,8 @@
  * The MLP of SAC's Q networks: its backward pass against finite differences (parameters and
  * inputs), the tfjs version against the plain one, and the choice between them.
  */
-import { memoryLogger } from '../../src/communicator/logger';
-import { SeededRandom } from '../../src/communicator/random';
+import { memoryLogger } from '../../src/common/logger';
+import { SeededRandom } from '../../src/common/random';
 import { selectBackend } from '../../src/networks/backend';
 import { JsMlp, MlpShape, TensorMlp, createMlp } from '../../src/networks/mlp';
 

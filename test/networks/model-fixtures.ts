@@ -2,7 +2,7 @@
 import type { NetworkSettings } from '../../src/config/settings';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType } from '../../src/env/behavior-spec';
 import { ActorCritic } from '../../src/networks/actor-critic';
-import { SeededRandom } from '../../src/communicator/random';
+import { SeededRandom } from '../../src/common/random';
 import { PpoMinibatch } from '../../src/trainers/ppo/loss';
 
 export function vectorObservation(size: number, observationType = ObservationType.DEFAULT): ObservationSpec {

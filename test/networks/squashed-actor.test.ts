@@ -3,8 +3,8 @@
  * tanhSquash (actions tanh of the Gaussian sample, log probabilities corrected for it), as
  * upstream's SimpleActor(conditional_sigma=True, tanh_squash=True).
  */
-import { memoryLogger } from '../../src/communicator/logger';
-import { SeededRandom } from '../../src/communicator/random';
+import { memoryLogger } from '../../src/common/logger';
+import { SeededRandom } from '../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../src/env/behavior-spec';
 import { ActorCritic } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';

@@ -11,7 +11,7 @@ import { DecisionSteps, TerminalSteps } from '../../src/env/steps';
 import { UnityEnvironment, UnityEnvironmentOptions } from '../../src/env/unity-environment';
 import { Academy } from '../../src/sims/sdk/academy';
 import { HeuristicBrain } from '../../src/sims/sdk/brains';
-import { SeededRandom } from '../../src/communicator/random';
+import { SeededRandom } from '../../src/common/random';
 import { DECISION_PERIOD, createBall3D } from '../../src/sims/envs/ball3d';
 import { BALL_RADIUS, Ball3DWorld, PLATFORM_HALF_SIZE } from '../../src/sims/envs/ball3d-physics';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';

@@ -27,7 +27,7 @@ import {
 import { Academy, Brain, InfoBatch } from '../../src/sims/sdk/academy';
 import { ActionBuffers, ObservationWriter } from '../../src/sims/sdk/agent';
 import { EnvironmentParametersReceiver } from '../../src/sims/sdk/engine-channels';
-import { SeededRandom } from '../../src/communicator/random';
+import { SeededRandom } from '../../src/common/random';
 import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
 import { ROOT, tempDir } from '../helpers/paths';

@@ -1,4 +1,4 @@
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { ConsoleWriter } from '../../src/stats/console-writer';
 import { floatRepr, formatFixed, hyperparametersText, pythonRepr } from '../../src/stats/python-format';
 import { STAT_KEYS, StatsAggregationMethod, StatsPropertyType, StatsRegistry } from '../../src/stats/stats-reporter';

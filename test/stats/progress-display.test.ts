@@ -3,7 +3,7 @@
  * and keeps a screen, applying the cursor and erase sequences a terminal would. What the user
  * would see is then checked line by line; a stream that is not a TTY must receive nothing.
  */
-import { Logger, LogLevel, memoryLogger } from '../../src/communicator/logger';
+import { Logger, LogLevel, memoryLogger } from '../../src/common/logger';
 import { ProgressDisplay, ProgressStream, rateAndTimeLeft, waitingLine } from '../../src/stats/progress-display';
 
 /** A terminal screen: enough of VT100 for readline's cursor moves and erases. */

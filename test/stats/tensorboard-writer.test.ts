@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { listEventFiles, readEventFile, TensorDataType } from '../../src/stats/event-file';
 import {
   STAT_KEYS,

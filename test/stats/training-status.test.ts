@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import {
   currentStatusMetadata,
   STATUS_FORMAT_VERSION,

@@ -11,7 +11,7 @@ import {
   nextObservationKey,
   observationKey,
 } from '../../src/trainers/buffer';
-import { SeededRandom } from '../../src/communicator/random';
+import { SeededRandom } from '../../src/common/random';
 
 const OBS = observationKey(0);
 const ACTION = BufferKey.CONTINUOUS_ACTION;

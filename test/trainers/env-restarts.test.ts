@@ -2,7 +2,7 @@
  * The EnvManager restarting crashed workers, against the scripted environment: real child
  * processes that leave the session after a number of steps, or that are killed.
  */
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { BehaviorSpec } from '../../src/env/behavior-spec';
 import { DecisionSteps } from '../../src/env/steps';
 import { ActingPolicy, ActionInfo } from '../../src/trainers/action-info';

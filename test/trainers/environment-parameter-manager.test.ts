@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { loadRunOptions } from '../../src/config';
 import type { CompletionCriteriaSettings } from '../../src/config/settings';
 import { StatusType, TrainingStatus } from '../../src/stats';

@@ -6,7 +6,7 @@
  */
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
 import { settingsForBehavior } from '../../src/config';
-import { memoryLogger } from '../../src/communicator/logger';
+import { memoryLogger } from '../../src/common/logger';
 import { selectBackend } from '../../src/networks/backend';
 import { StatsRegistry, StatsSummary } from '../../src/stats';
 import { gae } from '../../src/trainers/advantages';

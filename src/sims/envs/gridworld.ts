@@ -18,7 +18,7 @@
 import { Academy } from '../sdk/academy';
 import { ActionBuffers, ActionMask, Agent, BehaviorParameters, ObservationWriter } from '../sdk/agent';
 import { EnvironmentParametersReceiver } from '../sdk/engine-channels';
-import { SeededRandom } from '../../communicator/random';
+import { SeededRandom } from '../../common/random';
 import { SimDefinition, SimOptionValues, intOption, runEnvironmentMain } from '../sdk/run-environment';
 
 // Actions, in upstream's numbering.

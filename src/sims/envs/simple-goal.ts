@@ -20,7 +20,7 @@
  */
 import { Academy } from '../sdk/academy';
 import { ActionBuffers, Agent, BehaviorParameters, ObservationSpecDef, ObservationWriter } from '../sdk/agent';
-import { SeededRandom } from '../../communicator/random';
+import { SeededRandom } from '../../common/random';
 import {
   SimDefinition,
   SimOptionValues,

@@ -12,7 +12,7 @@
  */
 import { ActionBuffers, ActionMask, Agent, DoneReason, ObservationWriter, observationLength } from './agent';
 import { EngineConfigurationReceiver, EnvironmentParametersReceiver, StatsRecorder } from './engine-channels';
-import { SeededRandom } from '../../communicator/random';
+import { SeededRandom } from '../../common/random';
 
 /** Unity's default fixed timestep: simulated seconds per academy step. */
 export const FIXED_DELTA_TIME = 0.02;

@@ -10,7 +10,7 @@
  *     override heuristic(out: ActionBuffers) { out.continuous[0] = ...; }
  *   }
  */
-import { SeededRandom } from '../../communicator/random';
+import { SeededRandom } from '../../common/random';
 
 /** An uncompressed float observation of any rank (a vector sensor: [size]). */
 export interface VectorObservationSpec {

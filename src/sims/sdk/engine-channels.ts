@@ -16,7 +16,7 @@ import {
   SamplerType,
 } from '../../communicator/side-channels/environment-parameters-channel';
 import { STATS_SIDE_CHANNEL_ID, StatsAggregationMethod } from '../../communicator/side-channels/stats-side-channel';
-import { SeededRandom } from '../../communicator/random';
+import { SeededRandom } from '../../common/random';
 
 export interface EngineSettings {
   width: number;

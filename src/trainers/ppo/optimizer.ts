@@ -10,6 +10,7 @@ import { Adam } from '../../networks/adam';
 import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile, writeCheckpointFile } from '../../networks/checkpoint-file';
 import { decayedValue } from '../../networks/schedule';
 import { PpoMinibatch, ppoLoss } from './loss';
+import { NonFiniteLossError } from '../non-finite-loss';
 
 /** The floors the linear schedules decay to, as upstream's optimizer sets them. */
 export const MIN_LEARNING_RATE = 1e-10;
@@ -38,11 +39,6 @@ export interface PpoUpdateStats {
   readonly 'Policy/Learning Rate': number;
   readonly 'Policy/Epsilon': number;
   readonly 'Policy/Beta': number;
-}
-
-/** The loss came out NaN or infinite; the weights were left as they were before the minibatch. */
-export class NonFiniteLossError extends Error {
-  override name = 'NonFiniteLossError';
 }
 
 export class PpoOptimizer {

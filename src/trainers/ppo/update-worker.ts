@@ -5,11 +5,11 @@
  * thread chose. An error other than a non-finite loss ends the worker: the main thread reports it.
  */
 import { parentPort, workerData } from 'worker_threads';
-import type { Logger } from '../../communicator/logger';
-import { SeededRandom } from '../../communicator/random';
+import type { Logger } from '../../common/logger';
+import { SeededRandom } from '../../common/random';
 import { ActionSpec } from '../../env/behavior-spec';
 import { selectBackend } from '../../networks/backend';
-import { NonFiniteLossError } from './optimizer';
+import { NonFiniteLossError } from '../non-finite-loss';
 import { UpdateReply, UpdateRequest, UpdateWorkerSetup, optimizerStateOf, restoreOptimizerState, unpackColumns } from './update-protocol';
 import { createPpoNetworks, updateOnBuffer } from './update';
 

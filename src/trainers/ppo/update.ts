@@ -33,7 +33,7 @@ export type PpoUpdateMeans = Map<keyof PpoUpdateStats, number>;
 /**
  * Updates the optimizer's model on `buffer` (its advantages column is standardized in place) at
  * training step `step`; `random` gives floats in [0, 1) for the shuffles. A non-finite loss throws
- * the optimizer's NonFiniteLossError.
+ * NonFiniteLossError (src/trainers/non-finite-loss.ts).
  */
 export function updateOnBuffer(
   optimizer: PpoOptimizer,

@@ -22,7 +22,7 @@
  */
 import type { SACSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
-import { SeededRandom } from '../../communicator/random';
+import { SeededRandom } from '../../common/random';
 import { ActorCritic, HeadGradients, HeadOutputs, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
 import {
@@ -37,7 +37,7 @@ import { EPSILON, maskedSoftmax } from '../../networks/distributions';
 import { Mlp, createMlp } from '../../networks/mlp';
 import { decayedValue } from '../../networks/schedule';
 import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma, squashedGaussianLogProb } from '../../networks/squashed-gaussian';
-import { NonFiniteLossError } from '../ppo/optimizer';
+import { NonFiniteLossError } from '../non-finite-loss';
 import type { ReplayRows } from './replay-buffer';
 
 /** The floor of the linear learning-rate schedule, as upstream's. */

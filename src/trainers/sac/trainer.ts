@@ -13,7 +13,7 @@ import * as path from 'path';
 import * as fs from 'fs';
 import type { SACSettings, TrainerSettings } from '../../config/settings';
 import { observationSize } from '../../env/behavior-spec';
-import type { Logger } from '../../communicator/logger';
+import type { Logger } from '../../common/logger';
 import { ActorCritic } from '../../networks/actor-critic';
 import { STAT_KEYS } from '../../stats';
 import type { ActingPolicy } from '../action-info';

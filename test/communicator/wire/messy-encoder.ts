@@ -9,7 +9,7 @@
  * codecs under test.
  */
 import * as protobuf from 'protobufjs';
-import { SeededRandom } from '../../../src/communicator/random';
+import { SeededRandom } from '../../../src/common/random';
 
 /** Seeded random draws for the tests (SeededRandom's sequence), so that a failing case can be replayed. */
 export class Rng {

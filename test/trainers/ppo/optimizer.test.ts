@@ -1,12 +1,13 @@
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
-import { memoryLogger } from '../../../src/communicator/logger';
+import { memoryLogger } from '../../../src/common/logger';
 import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
 import { ActorCritic } from '../../../src/networks/actor-critic';
 import { selectBackend } from '../../../src/networks/backend';
 import { PpoMinibatch, ppoLoss } from '../../../src/trainers/ppo/loss';
-import { NonFiniteLossError, PpoOptimizer, PpoOptimizerSettings } from '../../../src/trainers/ppo/optimizer';
-import { ReferencePpoUpdate } from '../../../src/trainers/ppo/reference-update';
+import { NonFiniteLossError } from '../../../src/trainers/non-finite-loss';
+import { PpoOptimizer, PpoOptimizerSettings } from '../../../src/trainers/ppo/optimizer';
+import { ReferencePpoUpdate } from '../../helpers/ppo-reference-update';
 import { tempDir } from '../../helpers/paths';
 import { behavior, minibatch, model } from '../../networks/model-fixtures';
 

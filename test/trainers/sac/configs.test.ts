@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../../src/communicator/logger';
+import { memoryLogger } from '../../../src/common/logger';
 import { checkTrainerTypesBuilt, loadRunOptions } from '../../../src/config';
 import { ActionSpec } from '../../../src/env/behavior-spec';
 import { StatsReporter } from '../../../src/stats';

@@ -7,8 +7,8 @@
  * names and shapes are PPO's.
  */
 import * as ort from 'onnxruntime-node';
-import { memoryLogger } from '../../../src/communicator/logger';
-import { SeededRandom } from '../../../src/communicator/random';
+import { memoryLogger } from '../../../src/common/logger';
+import { SeededRandom } from '../../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
 import { exportPolicy } from '../../../src/export/onnx-export';
 import { ActorCritic } from '../../../src/networks/actor-critic';

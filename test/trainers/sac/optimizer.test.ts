@@ -3,8 +3,8 @@
  * (continuous, discrete with action masks, hybrid), the soft update of the target, and the
  * checkpoint round trip.
  */
-import { memoryLogger } from '../../../src/communicator/logger';
-import { SeededRandom } from '../../../src/communicator/random';
+import { memoryLogger } from '../../../src/common/logger';
+import { SeededRandom } from '../../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
 import { ActorCritic } from '../../../src/networks/actor-critic';
 import { selectBackend } from '../../../src/networks/backend';

@@ -1,7 +1,7 @@
 /** SAC's replay buffer: a ring of typed-array rows, uniform sampling, and its file. */
 import * as fs from 'fs';
 import * as path from 'path';
-import { SeededRandom } from '../../../src/communicator/random';
+import { SeededRandom } from '../../../src/common/random';
 import { ReplayBuffer, ReplayLayout, ReplayRows } from '../../../src/trainers/sac/replay-buffer';
 import { tempDir } from '../../helpers/paths';
 

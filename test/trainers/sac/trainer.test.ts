@@ -6,7 +6,7 @@
  */
 import * as path from 'path';
 import { settingsForBehavior } from '../../../src/config';
-import { memoryLogger } from '../../../src/communicator/logger';
+import { memoryLogger } from '../../../src/common/logger';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
 import { selectBackend } from '../../../src/networks/backend';
 import { readCheckpointFile } from '../../../src/networks/checkpoint-file';

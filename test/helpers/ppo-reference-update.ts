@@ -9,11 +9,11 @@
  * It uses the initial learning rate throughout (tf.train.adam fixes it at construction).
  */
 import * as tf from '@tensorflow/tfjs';
-import { ActorCritic } from '../../networks/actor-critic';
-import { EPSILON, MASK_PENALTY } from '../../networks/distributions';
-import { NORMALIZED_CLIP } from '../../networks/normalizer';
-import { PpoMinibatch } from './loss';
-import { PpoOptimizerSettings, PpoUpdateStats } from './optimizer';
+import { ActorCritic } from '../../src/networks/actor-critic';
+import { EPSILON, MASK_PENALTY } from '../../src/networks/distributions';
+import { NORMALIZED_CLIP } from '../../src/networks/normalizer';
+import { PpoMinibatch } from '../../src/trainers/ppo/loss';
+import { PpoOptimizerSettings, PpoUpdateStats } from '../../src/trainers/ppo/optimizer';
 
 export interface ReferenceLoss {
   readonly loss: tf.Scalar;
