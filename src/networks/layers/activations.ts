@@ -1,0 +1,90 @@
+/**
+ * The activations upstream's encoders use, as layers without parameters: LeakyReLU (torch's
+ * default slope 0.01), ReLU and Swish (x sigmoid(x)). Each keeps what its derivative needs.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { GraphWriter, Layer, ParameterBlock } from './layer';
+
+/** torch.nn.LeakyReLU's default negative slope. */
+export const LEAKY_RELU_SLOPE = 0.01;
+
+abstract class Activation implements Layer {
+  readonly blocks: readonly ParameterBlock[] = [];
+  constructor(readonly outputShape: readonly number[]) {}
+  initialize(): void {}
+  abstract forward(input: tf.Tensor, source: unknown, keep: boolean): tf.Tensor;
+  abstract backward(outputGradient: tf.Tensor, source: unknown, needInput: boolean): tf.Tensor | null;
+  abstract exportOnnx(graph: GraphWriter, input: string, name: string): string;
+}
+
+/** max(x, 0) + slope min(x, 0) */
+export class LeakyRelu extends Activation {
+  private input: tf.Tensor | null = null;
+
+  forward(input: tf.Tensor, _source: unknown, keep: boolean): tf.Tensor {
+    if (keep) this.input = input;
+    return tf.leakyRelu(input, LEAKY_RELU_SLOPE);
+  }
+
+  backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
+    if (!needInput) return null;
+    // step(x, a) is 1 where x > 0 and a elsewhere: the derivative itself.
+    return tf.mul(outputGradient, tf.step(kept(this.input), LEAKY_RELU_SLOPE));
+  }
+
+  exportOnnx(graph: GraphWriter, input: string, name: string): string {
+    return graph.node('LeakyRelu', [input], `${name}.output`, { alpha: { float: LEAKY_RELU_SLOPE } });
+  }
+}
+
+/** max(x, 0) */
+export class Relu extends Activation {
+  private input: tf.Tensor | null = null;
+
+  forward(input: tf.Tensor, _source: unknown, keep: boolean): tf.Tensor {
+    if (keep) this.input = input;
+    return tf.relu(input);
+  }
+
+  backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
+    return needInput ? tf.mul(outputGradient, tf.step(kept(this.input), 0)) : null;
+  }
+
+  exportOnnx(graph: GraphWriter, input: string, name: string): string {
+    return graph.node('Relu', [input], `${name}.output`);
+  }
+}
+
+/** x sigmoid(x), upstream's Swish */
+export class Swish extends Activation {
+  private gate: tf.Tensor | null = null;
+  private output: tf.Tensor | null = null;
+
+  forward(input: tf.Tensor, _source: unknown, keep: boolean): tf.Tensor {
+    const gate = tf.sigmoid(input);
+    const output = tf.mul(input, gate);
+    if (keep) {
+      this.gate = gate;
+      this.output = output;
+    }
+    return output;
+  }
+
+  backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
+    if (!needInput) return null;
+    const gate = kept(this.gate);
+    const output = kept(this.output);
+    // d/dx [x s(x)] = s + swish - swish s
+    return tf.mul(outputGradient, tf.sub(tf.add(gate, output), tf.mul(output, gate)));
+  }
+
+  exportOnnx(graph: GraphWriter, input: string, name: string): string {
+    const gate = graph.node('Sigmoid', [input], `${name}.gate`);
+    return graph.node('Mul', [input, gate], `${name}.output`);
+  }
+}
+
+function kept(tensor: tf.Tensor | null): tf.Tensor {
+  if (tensor === null) throw new Error('An activation\'s backward() needs a kept forward pass first.');
+  return tensor;
+}

@@ -1,0 +1,160 @@
+/**
+ * Each layer's hand-written backward pass against tfjs's autodiff of the same function: the
+ * layers run on the wasm backend (as in training), the reference on the cpu backend, whose
+ * kernels have every gradient (the wasm backend has no Conv2DBackpropFilter).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { memoryLogger } from '../../../src/common/logger';
+import { SeededRandom } from '../../../src/common/random';
+import { selectBackend } from '../../../src/networks/backend';
+import { LeakyRelu, Relu, Swish } from '../../../src/networks/layers/activations';
+import { Conv2d } from '../../../src/networks/layers/conv2d';
+import { Dense } from '../../../src/networks/layers/dense';
+import { Flatten } from '../../../src/networks/layers/flatten';
+import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, blockValues, sizeOf } from '../../../src/networks/layers/layer';
+import { MaxPool2d } from '../../../src/networks/layers/max-pool';
+import { Residual, Sequential } from '../../../src/networks/layers/sequential';
+
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
+
+/** A parameter vector with an allocator over it, as a network gives its layers. */
+function parameterStore(): { allocate: ParameterAllocator; source: () => ParameterSource; blocks: ParameterBlock[] } {
+  const blocks: ParameterBlock[] = [];
+  let size = 0;
+  let source: ParameterSource | null = null;
+  return {
+    blocks,
+    allocate: (name, shape) => {
+      const block = { name, offset: size, shape: [...shape] };
+      blocks.push(block);
+      size += sizeOf(shape);
+      return block;
+    },
+    source: () => (source ??= { parameters: new Float32Array(size), gradient: new Float32Array(size), version: 0 }),
+  };
+}
+
+function randomArray(size: number, random: SeededRandom): Float32Array {
+  return Float32Array.from({ length: size }, () => random.gaussian());
+}
+
+/**
+ * Runs `layer` forward and backward on wasm for a random input and output gradient; then runs
+ * `reference(x, ...parameter tensors)` under tf.grads on cpu; compares the input gradient and
+ * every parameter block's gradient.
+ */
+function expectGradientsMatch(
+  build: (allocate: ParameterAllocator) => Layer,
+  inputShape: number[],
+  reference: (x: tf.Tensor, parameters: Record<string, tf.Tensor>) => tf.Tensor,
+): void {
+  const store = parameterStore();
+  const layer = build(store.allocate);
+  const source = store.source();
+  const random = new SeededRandom(7);
+  layer.initialize(source.parameters, random);
+  // Biases start at zero in some layers: give them values so that their gradients are tested.
+  for (const block of store.blocks) {
+    if (block.name.endsWith('.bias')) blockValues(source.parameters, block).set(randomArray(sizeOf(block.shape), random).map((v) => 0.1 * v));
+  }
+  const input = randomArray(sizeOf(inputShape), random);
+  const outputShape = [inputShape[0], ...layer.outputShape];
+  const outputGradient = randomArray(sizeOf(outputShape), random);
+
+  const ours = tf.tidy(() => {
+    const output = layer.forward(tf.tensor(input, inputShape), source, true);
+    expect(output.shape).toEqual(outputShape);
+    const inputGradient = layer.backward(tf.tensor(outputGradient, outputShape), source, true)!;
+    return { output: output.dataSync().slice(), inputGradient: inputGradient.dataSync().slice() };
+  });
+
+  tf.setBackend('cpu');
+  try {
+    const names = store.blocks.map((b) => b.name);
+    const expected = tf.tidy(() => {
+      const tensors = store.blocks.map((b) => tf.tensor(blockValues(source.parameters, b), b.shape));
+      const f = (x: tf.Tensor, ...parameters: tf.Tensor[]) =>
+        reference(x, Object.fromEntries(names.map((name, i) => [name, parameters[i]])));
+      const x = tf.tensor(input, inputShape);
+      const output = f(x, ...tensors).dataSync().slice();
+      const gradients = tf.grads(f)([x, ...tensors], tf.tensor(outputGradient, outputShape)).map((g) => g.dataSync().slice());
+      return { output, gradients };
+    });
+    expectClose(ours.output, expected.output, 'output');
+    expectClose(ours.inputGradient, expected.gradients[0], 'input gradient');
+    store.blocks.forEach((block, i) => {
+      expectClose(blockValues(source.gradient, block), expected.gradients[i + 1], `${block.name} gradient`);
+    });
+  } finally {
+    tf.setBackend('wasm');
+  }
+}
+
+function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string): void {
+  expect(actual.length).toBe(expected.length);
+  let worst = 0;
+  let scale = 1e-6;
+  for (let i = 0; i < expected.length; i++) {
+    worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
+    scale = Math.max(scale, Math.abs(expected[i]));
+  }
+  if (worst > 1e-4 * scale + 1e-5) throw new Error(`${what}: differs by ${worst} (largest value ${scale})`);
+}
+
+/** Our conv weight (out x k x k x in) as tf.conv2d's filter (k x k x in x out). */
+function filterOf(weight: tf.Tensor): tf.Tensor4D {
+  return tf.transpose(weight, [1, 2, 3, 0]) as tf.Tensor4D;
+}
+
+describe('layers: backward passes against tfjs autodiff', () => {
+  it('Dense: x W^T + b', () => {
+    expectGradientsMatch(
+      (allocate) => new Dense(allocate, 'dense', 6, 4, { kind: 'kaimingNormal', gain: 1.41 }),
+      [5, 6],
+      (x, p) => tf.add(tf.matMul(x, p['dense.weight'], false, true), p['dense.bias']),
+    );
+  });
+
+  it('Conv2d, strided and unpadded (simple encoder\'s first layer)', () => {
+    expectGradientsMatch(
+      (allocate) => new Conv2d(allocate, 'conv', { input: [20, 22, 3], outChannels: 4, kernel: 8, stride: 4, padding: 0 }),
+      [2, 20, 22, 3],
+      (x, p) => tf.add(tf.conv2d(x as tf.Tensor4D, filterOf(p['conv.weight']), 4, 'valid'), p['conv.bias']),
+    );
+  });
+
+  it('Conv2d, padded (resnet\'s 3x3 layers)', () => {
+    expectGradientsMatch(
+      (allocate) => new Conv2d(allocate, 'conv', { input: [7, 6, 2], outChannels: 3, kernel: 3, stride: 1, padding: 1 }),
+      [3, 7, 6, 2],
+      (x, p) => tf.add(tf.conv2d(x as tf.Tensor4D, filterOf(p['conv.weight']), 1, 'same'), p['conv.bias']),
+    );
+  });
+
+  it('MaxPool2d 3x3 stride 2, activations, a residual block and flatten, composed', () => {
+    const shape: [number, number, number] = [9, 8, 2];
+    expectGradientsMatch(
+      (allocate) => {
+        const pool = new MaxPool2d(shape, 3, 2);
+        const pooled = pool.outputShape;
+        const conv = new Conv2d(allocate, 'block.conv', { input: pooled, outChannels: 2, kernel: 3, stride: 1, padding: 1 });
+        return new Sequential([
+          new LeakyRelu(shape),
+          pool,
+          new Residual(new Sequential([new Swish(pooled), conv])),
+          new Relu(pooled),
+          new Flatten(pooled),
+        ]);
+      },
+      [2, 9, 8, 2],
+      (x, p) => {
+        const pooled = tf.maxPool(tf.leakyRelu(x, 0.01) as tf.Tensor4D, 3, 2, 'valid');
+        const swish = tf.mul(pooled, tf.sigmoid(pooled));
+        const conv = tf.add(tf.conv2d(swish as tf.Tensor4D, filterOf(p['block.conv.weight']), 1, 'same'), p['block.conv.bias']);
+        return tf.relu(tf.add(pooled, conv)).reshape([2, -1]);
+      },
+    );
+  });
+});
