@@ -4,6 +4,7 @@
  * networks.py, action_model.py and distributions.py):
  *
  *   inputs   obs_0 .. obs_<n-1>  float [batch, size]       one per observation, in spec order
+ *                                float [batch, C, H, W]    (an image, channel first)
  *            action_masks        float [batch, sum of branch sizes]   only with discrete actions
  *   outputs  version_number      float [1]   3 (MLAgents2_0)
  *            memory_size         float [1]   0 (no recurrent memory)
@@ -17,8 +18,8 @@
  * discrete actions; opset 9, as upstream's SerializationSettings.onnx_opset.
  *
  * Everything the policy does between observations and actions lives in the graph, as in
- * upstream's: the running normalization (with its statistics frozen as constants), the Swish
- * MLP, Gaussian sampling (RandomNormalLike), action clipping, masking of forbidden discrete
+ * upstream's: the running normalization (with its statistics frozen as constants), the visual
+ * encoders (each layer writes its own nodes), the Swish MLP, Gaussian sampling (RandomNormalLike), action clipping, masking of forbidden discrete
  * actions (logit * mask - 1e8 * (1 - mask)) and categorical sampling (Multinomial over the log
  * probabilities). The value heads are left out: inference needs only the actor.
  */
@@ -61,7 +62,7 @@ const { FLOAT, INT64 } = onnx.TensorProto.DataType;
 export function exportPolicy(model: ActorCritic, spec: BehaviorSpec): Uint8Array {
   checkModelFitsSpec(model, spec);
   const graph = new OnnxGraphBuilder();
-  const observations = normalizedObservations(graph, model, spec);
+  const observations = encodedObservations(graph, model, spec);
   const encoded = body(graph, model, graph.node('Concat', observations, 'observations', { axis: { int: 1 } }));
 
   constantOutput(graph, TensorNames.versionNumber, [1], [MODEL_VERSION_NUMBER]);
@@ -87,11 +88,12 @@ export function writePolicyModel(file: string, model: ActorCritic, spec: Behavio
 }
 
 function checkModelFitsSpec(model: ActorCritic, spec: BehaviorSpec): void {
-  const specInputs = spec.observationSpecs.reduce((total, obs) => total + observationSize(obs), 0);
-  if (specInputs !== model.inputSize || !spec.actionSpec.equals(model.actionSpec)) {
+  const shapes = (s: BehaviorSpec) => JSON.stringify(s.observationSpecs.map((obs) => obs.shape));
+  const values = (s: BehaviorSpec) => s.observationSpecs.reduce((total, obs) => total + observationSize(obs), 0);
+  if (shapes(spec) !== shapes(model.behaviorSpec) || !spec.actionSpec.equals(model.actionSpec)) {
     throw new Error(
-      `Cannot export the policy: the model takes ${model.inputSize} observation values and acts with ` +
-        `${model.actionSpec}, but the behavior spec has ${specInputs} observation values and ${spec.actionSpec}. ` +
+      `Cannot export the policy: the model takes ${values(model.behaviorSpec)} observation values and acts with ` +
+        `${model.actionSpec}, but the behavior spec has ${values(spec)} observation values and ${spec.actionSpec}. ` +
         'Export a model with the behavior spec it was built for.',
     );
   }
@@ -102,11 +104,19 @@ function constantOutput(graph: OnnxGraphBuilder, name: string, shape: readonly n
   graph.output(graph.node('Identity', [graph.floats(`${name}.value`, shape, values)], name), FLOAT, shape);
 }
 
-/** The graph's observation inputs, each normalized when the model normalizes. */
-function normalizedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: BehaviorSpec): string[] {
+/**
+ * The graph's observation inputs, each vector normalized when the model normalizes, each image
+ * ([batch, channels, height, width], as upstream's) through the actor's visual encoder.
+ */
+function encodedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: BehaviorSpec): string[] {
   const normalizer = model.normalizer;
   let first = 0;
   return spec.observationSpecs.map((obs, k) => {
+    const image = model.imageInput(k);
+    if (image !== null) {
+      const input = graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, ...image]);
+      return model.exportVisualEncoder(graph, k, input);
+    }
     const size = observationSize(obs);
     const input = graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, size]);
     const features = first;

@@ -45,6 +45,9 @@ import { RunningNormalizer } from './normalizer';
 import { clampLogSigma, squashedGaussianLogProb } from './squashed-gaussian';
 import { denseForward } from './dense-forward';
 import { copyTensorInto, transposeInto } from './tensor-io';
+import { UnsupportedModelError } from './unsupported-model';
+import { VisualEncoder } from './encoders/visual-encoder';
+import type { GraphWriter, ParameterSource } from './layers/layer';
 
 export interface ActorCriticOptions {
   readonly network: NetworkSettings;
@@ -67,10 +70,7 @@ export interface ActorCriticOptions {
   readonly tanhSquash?: boolean;
 }
 
-/** A behavior this model cannot be built for, with the reason and the setting to change. */
-export class UnsupportedModelError extends Error {
-  override name = 'UnsupportedModelError';
-}
+export { UnsupportedModelError };
 
 /** One named block of the parameter vector. Weights are output x input, row-major, as in torch. */
 export interface ParameterBlock {
@@ -90,6 +90,8 @@ export interface ModelDescription {
   readonly discreteBranches: readonly number[];
   readonly rewardSignals: readonly string[];
   readonly blocks: ReadonlyArray<{ readonly name: string; readonly shape: readonly number[] }>;
+  /** Present when the behavior has images: each one's observation index, shape and encoder. */
+  readonly visualObservations?: ReadonlyArray<{ readonly observation: number; readonly shape: readonly number[]; readonly encoder: string }>;
 }
 
 /** A batch of decisions. Row i of every array belongs to agent i. */
@@ -141,8 +143,10 @@ interface Layer {
   readonly transposed: Float32Array;
 }
 
-/** One MLP with its head: the actor's body, or the critic's. */
+/** One network body (encoders, then an MLP) with its head: the actor's, or the critic's. */
 interface Body {
+  /** The encoder of each visual observation, in observation order (upstream's processors). */
+  readonly encoders: readonly VisualEncoder[];
   readonly layers: readonly Layer[];
   /** The head's weights (headRows x hidden) and biases are each contiguous from these offsets. */
   readonly headWeightOffset: number;
@@ -192,7 +196,10 @@ export class ActorCritic {
   readonly parameters: Float32Array;
   readonly blocks: readonly ParameterBlock[];
   readonly normalizer: RunningNormalizer | null;
+  /** The width of the bodies' input: the vector observations, then one encoding per image, in observation order. */
   readonly inputSize: number;
+  /** Values in the vector observations side by side: what the normalizer sees. */
+  readonly vectorSize: number;
   readonly hiddenUnits: number;
   readonly rewardSignals: readonly string[];
   readonly actionSpec: ActionSpec;
@@ -201,6 +208,11 @@ export class ActorCritic {
   readonly conditionalSigma: boolean;
 
   private readonly observationSizes: number[];
+  /** The observations that are images, and the body input column where each one's encoding starts. */
+  private readonly visualObservations: number[];
+  private readonly encodingColumns: number[];
+  /** The behavior the model was built for. */
+  readonly behaviorSpec: BehaviorSpec;
   private readonly bodies: Body[];
   private readonly logStdBlock: ParameterBlock | null;
   /** Rows of the actor's head before the logits: the means, then the log_sigma head when conditional. */
@@ -221,9 +233,23 @@ export class ActorCritic {
     this.rewardSignals = [...options.rewardSignals];
     this.hiddenUnits = hidden;
     this.deterministic = options.network.deterministic;
+    this.behaviorSpec = spec;
     this.observationSizes = spec.observationSpecs.map(observationSize);
-    this.inputSize = this.observationSizes.reduce((a, b) => a + b, 0);
-    this.normalizer = options.network.normalize ? new RunningNormalizer(this.inputSize) : null;
+    this.visualObservations = [];
+    this.encodingColumns = [];
+    let column = 0;
+    spec.observationSpecs.forEach((obs, k) => {
+      if (isVisual(obs.shape)) {
+        this.visualObservations.push(k);
+        this.encodingColumns.push(column);
+        column += hidden;
+      } else {
+        column += this.observationSizes[k];
+      }
+    });
+    this.inputSize = column;
+    this.vectorSize = column - hidden * this.visualObservations.length;
+    this.normalizer = options.network.normalize ? new RunningNormalizer(this.vectorSize) : null;
     this.random = new SeededRandom(options.seed);
 
     const continuous = spec.actionSpec.continuousSize;
@@ -246,6 +272,17 @@ export class ActorCritic {
       return block;
     };
     const addBody = (prefix: string, headParts: Array<[string, number]>): Body => {
+      const encoders = this.visualObservations.map(
+        (k) =>
+          new VisualEncoder(
+            (name, shape) => add(name, [...shape]),
+            `${prefix}.encoders.${k}`,
+            spec.observationSpecs[k],
+            options.network.vis_encode_type,
+            hidden,
+            observationLabel(spec, k),
+          ),
+      );
       const layers: Layer[] = [];
       for (let l = 0; l < numLayers; l++) {
         const inputs = l === 0 ? this.inputSize : hidden;
@@ -260,6 +297,7 @@ export class ActorCritic {
       for (const [name, rows] of headParts) add(`${prefix}.${name}.bias`, [rows]);
       const valueName = headParts.findIndex(([name]) => name.startsWith('value_heads.'));
       return {
+        encoders,
         layers,
         headWeightOffset: weightStart,
         headBiasOffset: biasStart,
@@ -288,10 +326,13 @@ export class ActorCritic {
     this.initialize();
   }
 
-  /** Initial weights as upstream's linear_layer calls give them; biases and log_sigma start at 0. */
+  /**
+   * Initial weights as upstream's linear_layer calls give them; biases and log_sigma start at 0.
+   * The visual encoders draw their own, after the bodies' and heads'.
+   */
   private initialize(): void {
     for (const block of this.blocks) {
-      if (!block.name.endsWith('.weight')) continue;
+      if (!block.name.endsWith('.weight') || block.name.includes('.encoders.')) continue;
       const [outputs, inputs] = block.shape;
       const weights = this.parameters.subarray(block.offset, block.offset + outputs * inputs);
       if (block.name.includes('.value_heads.')) {
@@ -308,6 +349,34 @@ export class ActorCritic {
         for (let i = 0; i < weights.length; i++) weights[i] = std * this.random.gaussian();
       }
     }
+    for (const body of this.bodies) {
+      for (const encoder of body.encoders) encoder.initialize(this.parameters, this.random);
+    }
+  }
+
+  /** The parameters and gradient, as the layers of the encoders read and write them. */
+  private get parameterSource(): ParameterSource {
+    return { parameters: this.parameters, gradient: this.gradient, version: this.version };
+  }
+
+  /** An image observation's exported input shape (channels, height, width); null for other observations. */
+  imageInput(observation: number): [number, number, number] | null {
+    const e = this.visualObservations.indexOf(observation);
+    if (e < 0) return null;
+    const { channels, height, width } = this.bodies[0].encoders[e].layout;
+    return [channels, height, width];
+  }
+
+  /** Writes the actor's encoder of an image observation into an exported graph; returns the encoding's name. */
+  exportVisualEncoder(graph: GraphWriter, observation: number, input: string): string {
+    const e = this.visualObservations.indexOf(observation);
+    if (e < 0) throw new Error(`Observation ${observation} is not an image.`);
+    return this.bodies[0].encoders[e].exportOnnx(graph, input, this.parameters);
+  }
+
+  /** How many observations are images (each encoded by a visual encoder per body). */
+  get visualObservationCount(): number {
+    return this.visualObservations.length;
   }
 
   /** Tells the model that `parameters` changed, so that the next pass uploads them again. */
@@ -425,20 +494,33 @@ export class ActorCritic {
     const gradient = this.gradient;
     let value!: T;
     tf.tidy(() => {
-      const rows = this.normalizedInputs(observations, count);
-      transposeInto(rows, count, this.inputSize, this.inputColumns);
+      const vectorRows = this.normalizedInputs(observations, count);
       const weights = this.weightTensors();
-      const inputColumns = tf.tensor2d(this.inputColumns.subarray(0, this.inputSize * count), [this.inputSize, count]);
-      const passes = weights.bodies.map((bodyWeights) => this.forwardBody(bodyWeights, inputColumns));
+      const rows = this.bodies.map((body) => this.bodyInputs(body, observations, count, vectorRows, true));
+      // Bodies without encoders share one input: transposed and uploaded once.
+      const rowTensors = new Map<Float32Array, tf.Tensor2D>();
+      const columnTensors = new Map<Float32Array, tf.Tensor2D>();
+      const passes = weights.bodies.map((bodyWeights, g) => {
+        let columns = columnTensors.get(rows[g]);
+        if (columns === undefined) {
+          const scratch = rows[g] === vectorRows ? this.inputColumns : new Float32Array(count * this.inputSize);
+          transposeInto(rows[g], count, this.inputSize, scratch);
+          columns = tf.tensor2d(scratch.subarray(0, this.inputSize * count), [this.inputSize, count]);
+          columnTensors.set(rows[g], columns);
+          rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
+        }
+        return this.forwardBody(bodyWeights, columns);
+      });
       const outputs = passes.map((pass, g) => this.readHead(this.bodies[g], pass.output, count));
 
       const outputGradients = this.bodies.map((body) => new Float32Array(body.headRows * count));
       const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
       value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
 
-      const inputRows = tf.tensor2d(rows, [count, this.inputSize]);
       this.bodies.forEach((body, g) => {
-        this.backwardBody(body, weights.bodies[g], passes[g].layers, outputGradients[g], inputRows, count);
+        const inputRows = rowTensors.get(rows[g])!;
+        const inputGradient = this.backwardBody(body, weights.bodies[g], passes[g].layers, outputGradients[g], inputRows, count);
+        if (inputGradient !== null) this.backwardEncoders(body, inputGradient);
       });
       if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
     });
@@ -457,6 +539,15 @@ export class ActorCritic {
       discreteBranches: [...this.actionSpec.discreteBranches],
       rewardSignals: [...this.rewardSignals],
       blocks: this.blocks.map(({ name, shape }) => ({ name, shape: [...shape] })),
+      ...(this.visualObservations.length === 0
+        ? {}
+        : {
+            visualObservations: this.visualObservations.map((k) => ({
+              observation: k,
+              shape: [...this.behaviorSpec.observationSpecs[k].shape],
+              encoder: this.options.network.vis_encode_type,
+            })),
+          }),
     };
   }
 
@@ -482,8 +573,8 @@ export class ActorCritic {
     }
     this.parameters.set(requireCheckpointArray(arrays, 'parameters', this.parameters.length));
     if (this.normalizer !== null) {
-      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.inputSize));
-      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.inputSize));
+      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.vectorSize));
+      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.vectorSize));
       this.normalizer.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
     }
     this.parametersChanged();
@@ -518,17 +609,17 @@ export class ActorCritic {
       this.concatenate(observations, 0); // still checks that the observations fit
       return bodies.map(() => new Float32Array(0));
     }
+    const vectorRows = this.normalizedInputs(observations, count);
+    const inputs = tf.tidy(() => bodies.map((body) => this.bodyInputs(body, observations, count, vectorRows, false)));
     const multiplyAdds = bodies.reduce((total, body) => total + this.multiplyAddsPerSample(body), 0) * count;
     if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
-      const inputs = this.normalizedInputs(observations, count);
-      return bodies.map((body) => this.inferInJavaScript(body, inputs, count));
+      return bodies.map((body, b) => this.inferInJavaScript(body, inputs[b], count));
     }
     return tf.tidy(() => {
-      const inputRows = tf.tensor2d(this.normalizedInputs(observations, count), [count, this.inputSize]);
       const weights = this.weightTensors();
-      return bodies.map((body) => {
+      return bodies.map((body, b) => {
         const { layers, head } = weights.bodies[this.bodies.indexOf(body)];
-        let hidden: tf.Tensor2D = inputRows;
+        let hidden: tf.Tensor2D = tf.tensor2d(inputs[b], [count, this.inputSize]);
         for (const layer of layers) {
           const preActivation = tf.fused.matMul({ a: hidden, b: layer.transposed, bias: layer.bias });
           hidden = tf.mul(preActivation, tf.sigmoid(preActivation));
@@ -586,7 +677,7 @@ export class ActorCritic {
     outputGradient: Float32Array,
     inputRows: tf.Tensor2D,
     count: number,
-  ): void {
+  ): tf.Tensor | null {
     const gradient = this.gradient;
     const hidden = this.hiddenUnits;
     const rows = body.headRows;
@@ -615,8 +706,47 @@ export class ActorCritic {
       const inputsAsRows = l === 0 ? inputRows : tf.transpose(input);
       copyTensorInto(tf.matMul(preGradient, inputsAsRows), gradient, layer.weight.offset);
       copyTensorInto(tf.sum(preGradient, 1), gradient, layer.bias.offset);
-      if (l > 0) hiddenGradient = tf.matMul(weights.layers[l].transposed, preGradient);
+      // Below the first layer, only the encoders need the gradient (features x samples).
+      if (l > 0 || body.encoders.length > 0) hiddenGradient = tf.matMul(weights.layers[l].transposed, preGradient);
     }
+    return body.encoders.length > 0 ? hiddenGradient : null;
+  }
+
+  /** Hands each encoder the gradient of its columns of the body's input (features x samples). */
+  private backwardEncoders(body: Body, inputGradient: tf.Tensor): void {
+    const count = inputGradient.shape[1]!;
+    body.encoders.forEach((encoder, e) => {
+      const rows = tf.slice(inputGradient, [this.encodingColumns[e], 0], [encoder.outputSize, count]);
+      encoder.backward(tf.transpose(rows) as tf.Tensor2D, this.parameterSource);
+    });
+  }
+
+  /**
+   * A body's input rows (count x inputSize): the vector observations as given (`vectorRows`,
+   * normalized) with each image's encoding in its place; `vectorRows` itself when there are no
+   * images. With `keep`, the encoders keep what their backward pass needs.
+   */
+  private bodyInputs(body: Body, observations: readonly Float32Array[], count: number, vectorRows: Float32Array, keep: boolean): Float32Array {
+    if (body.encoders.length === 0) return vectorRows;
+    const width = this.inputSize;
+    const rows = new Float32Array(count * width);
+    const encoding = new Float32Array(count * this.hiddenUnits);
+    let column = 0;
+    let vectorColumn = 0;
+    let e = 0;
+    this.observationSizes.forEach((size, k) => {
+      if (this.visualObservations[e] === k) {
+        copyTensorInto(body.encoders[e].forward(observations[k], count, this.parameterSource, keep), encoding);
+        writeColumns(encoding, count, this.hiddenUnits, 0, this.hiddenUnits, rows, width, column);
+        column += this.hiddenUnits;
+        e++;
+      } else {
+        writeColumns(vectorRows, count, this.vectorSize, vectorColumn, size, rows, width, column);
+        vectorColumn += size;
+        column += size;
+      }
+    });
+    return rows;
   }
 
   /** Reads a body's head output (feature-major) and adds its bias (cheaper here than a tensor op). */
@@ -687,13 +817,13 @@ export class ActorCritic {
     return this.weights;
   }
 
-  /** The observations of `count` agents side by side, row-major (count x inputSize), unnormalized. */
+  /** The vector observations of `count` agents side by side, row-major (count x vectorSize), unnormalized. */
   private concatenate(observations: readonly Float32Array[], count: number): Float32Array {
     const sizes = this.observationSizes;
     if (observations.length !== sizes.length) {
       throw new Error(`The model takes ${sizes.length} observations per agent but got ${observations.length}.`);
     }
-    const width = this.inputSize;
+    const width = this.vectorSize;
     if (this.inputRows.length < count * width) {
       this.inputRows = new Float32Array(count * width);
       this.inputColumns = new Float32Array(count * width);
@@ -705,6 +835,7 @@ export class ActorCritic {
       if (obs.length !== count * size) {
         throw new Error(`Observation ${k} holds ${obs.length} values, not ${count} agents x ${size}.`);
       }
+      if (this.visualObservations.includes(k)) return;
       for (let i = 0; i < count; i++) {
         for (let f = 0; f < size; f++) rows[i * width + column + f] = obs[i * size + f];
       }
@@ -713,10 +844,10 @@ export class ActorCritic {
     return rows;
   }
 
-  /** The network inputs, row-major (count x inputSize), normalized when configured. */
+  /** The vector observations, row-major (count x vectorSize), normalized when configured. */
   private normalizedInputs(observations: readonly Float32Array[], count: number): Float32Array {
     const rows = this.concatenate(observations, count);
-    const width = this.inputSize;
+    const width = this.vectorSize;
     const normalizer = this.normalizer;
     if (normalizer !== null) {
       for (let i = 0; i < count; i++) {
@@ -749,18 +880,12 @@ function checkSupported(spec: BehaviorSpec, options: ActorCriticOptions): void {
   spec.observationSpecs.forEach((obs, i) => {
     const label = obs.name ? `Observation ${i} (${obs.name})` : `Observation ${i}`;
     const shape = `[${obs.shape.join(', ')}]`;
-    if (obs.shape.length === 3) {
-      throw new UnsupportedModelError(
-        `${label} has shape ${shape}: a visual observation. Visual encoders ` +
-          `(network_settings.vis_encode_type: ${network.vis_encode_type}) are not built yet; only vector observations are.`,
-      );
-    }
     if (obs.shape.length === 2) {
       throw new UnsupportedModelError(
-        `${label} has shape ${shape}: a variable-length observation. Its attention encoder is not built yet; only vector observations are.`,
+        `${label} has shape ${shape}: a variable-length observation. Its attention encoder is not built yet; only vector and visual observations are.`,
       );
     }
-    if (obs.shape.length !== 1) {
+    if (obs.shape.length !== 1 && !isVisual(obs.shape)) {
       throw new UnsupportedModelError(`${label} has shape ${shape}, which no encoder takes.`);
     }
     if (obs.observationType === ObservationType.GOAL_SIGNAL && network.goal_conditioning_type === 'hyper') {
@@ -784,4 +909,32 @@ function describeDifference(theirs: ModelDescription, ours: ModelDescription): s
 function describeSpec(whose: string, model: ModelDescription): string {
   const branches = `[${model.discreteBranches.join(', ')}]`;
   return `${whose}: ${model.inputSize} observation values, ${model.continuousSize} continuous actions, discrete branches ${branches}`;
+}
+
+/** Images are the rank-3 observations (channels, height, width, in either order). */
+function isVisual(shape: readonly number[]): boolean {
+  return shape.length === 3;
+}
+
+/** "Observation 1 (camera)", as the errors name an observation. */
+function observationLabel(spec: BehaviorSpec, k: number): string {
+  const name = spec.observationSpecs[k].name;
+  return name ? `Observation ${k} (${name})` : `Observation ${k}`;
+}
+
+/** Copies `width` columns from `firstColumn` of a rows x sourceWidth matrix into `target` at `targetColumn`. */
+function writeColumns(
+  source: Float32Array,
+  rows: number,
+  sourceWidth: number,
+  firstColumn: number,
+  width: number,
+  target: Float32Array,
+  targetWidth: number,
+  targetColumn: number,
+): void {
+  for (let i = 0; i < rows; i++) {
+    const from = i * sourceWidth + firstColumn;
+    target.set(source.subarray(from, from + width), i * targetWidth + targetColumn);
+  }
 }

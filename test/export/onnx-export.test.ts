@@ -19,7 +19,8 @@ import { ActorCritic } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';
 import { maskedSoftmax } from '../../src/networks/distributions';
 import { tempDir } from '../helpers/paths';
-import { behavior, model, observations } from '../networks/model-fixtures';
+import { behavior, model, observations, vectorObservation, visualObservation } from '../networks/model-fixtures';
+import type { EncoderType } from '../../src/config/settings';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -201,6 +202,41 @@ describe.each(CASES)('onnxruntime runs the exported policy: $label', ({ observat
         counts.forEach((n, k) => expect(Math.abs(n / count - probs[k])).toBeLessThan(0.04));
       });
     }
+    net.dispose();
+  });
+});
+
+/** Images, one per encoder kind, channel first as Unity sends them, beside a vector observation. */
+const VISUAL_CASES: Array<{ encoder: EncoderType; image: [number, number, number] }> = [
+  { encoder: 'simple', image: [3, 24, 20] },
+  { encoder: 'nature_cnn', image: [1, 36, 38] },
+  { encoder: 'resnet', image: [2, 16, 15] },
+  { encoder: 'match3', image: [5, 5, 6] },
+  { encoder: 'fully_connected', image: [3, 4, 5] },
+];
+
+describe.each(VISUAL_CASES)('onnxruntime runs an exported visual policy: $encoder on $image', ({ encoder, image }) => {
+  it('takes obs_k as [batch, C, H, W] and gives the deterministic actions of our own forward pass', async () => {
+    const spec: BehaviorSpec = {
+      observationSpecs: [visualObservation(...image), vectorObservation(3)],
+      actionSpec: new ActionSpec(2, [3]),
+    };
+    const net = model(spec, { network: { normalize: true, deterministic: true, vis_encode_type: encoder }, seed: 3 });
+    const random = new SeededRandom(5);
+    const count = 6;
+    const obs = observations(spec, count, random);
+    net.updateNormalization(obs, count);
+    const masks = randomMasks([3], count, random);
+    const inputs: Record<string, ort.Tensor> = {
+      obs_0: new ort.Tensor('float32', obs[0], [count, ...image]),
+      obs_1: new ort.Tensor('float32', obs[1], [count, 3]),
+      action_masks: new ort.Tensor('float32', masks, [count, 3]),
+    };
+    const outputs = await run(exportPolicy(net, spec), inputs);
+    const ours = net.act(obs, count, masks);
+    const deterministic = floats(outputs.deterministic_continuous_actions);
+    ours.envAction.continuous.forEach((value, i) => expect(Math.abs(deterministic[i] - value)).toBeLessThan(1e-4));
+    expect(integers(outputs.deterministic_discrete_actions)).toEqual(Array.from(ours.action.discrete));
     net.dispose();
   });
 });

@@ -26,9 +26,13 @@ describe('building the networks', () => {
       ],
       actionSpec: ActionSpec.createContinuous(1),
     };
-    expect(() => model(visual)).toThrow(UnsupportedModelError);
-    expect(() => model(visual)).toThrow(
-      'Observation 1 (camera) has shape [84, 84, 3]: a visual observation. Visual encoders (network_settings.vis_encode_type: simple) are not built yet',
+    // Visual observations build; one smaller than the encoder takes is refused as upstream refuses it.
+    expect(model(visual).visualObservationCount).toBe(1);
+    const small: BehaviorSpec = { ...visual, observationSpecs: [{ ...visual.observationSpecs[1], shape: [3, 16, 16], dimensionProperty: [1, 2, 2] }] };
+    expect(() => model(small)).toThrow(UnsupportedModelError);
+    expect(() => model(small)).toThrow(
+      'Observation 0 (camera): visual observation resolution (16x16) is too small for the provided EncoderType (simple). The min dimension is 20. ' +
+        'Set network_settings.vis_encode_type to an encoder that takes it (resnet, match3, fully_connected), or send larger images.',
     );
     const entities: BehaviorSpec = {
       observationSpecs: [{ shape: [20, 6], dimensionProperty: [DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'buffer' }],

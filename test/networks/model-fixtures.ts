@@ -1,12 +1,22 @@
 /** Behaviors, models and minibatches for the network and PPO tests. */
 import type { NetworkSettings } from '../../src/config/settings';
-import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType } from '../../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType, observationSize } from '../../src/env/behavior-spec';
 import { ActorCritic } from '../../src/networks/actor-critic';
 import { SeededRandom } from '../../src/common/random';
 import { PpoMinibatch } from '../../src/trainers/ppo/loss';
 
 export function vectorObservation(size: number, observationType = ObservationType.DEFAULT): ObservationSpec {
   return { shape: [size], dimensionProperty: [DimensionProperty.NONE], observationType, name: `vector${size}` };
+}
+
+/** An image as com.unity.ml-agents 2+ describes a camera: channel first. */
+export function visualObservation(channels: number, height: number, width: number): ObservationSpec {
+  return {
+    shape: [channels, height, width],
+    dimensionProperty: [DimensionProperty.NONE, DimensionProperty.TRANSLATIONAL_EQUIVARIANCE, DimensionProperty.TRANSLATIONAL_EQUIVARIANCE],
+    observationType: ObservationType.DEFAULT,
+    name: `camera${channels}x${height}x${width}`,
+  };
 }
 
 export function behavior(observationSizes: number[], actionSpec: ActionSpec): BehaviorSpec {
@@ -40,7 +50,7 @@ export function model(
 
 /** Random observations, one array per observation of the model's behavior. */
 export function observations(spec: BehaviorSpec, count: number, random: SeededRandom): Float32Array[] {
-  return spec.observationSpecs.map((obs) => new Float32Array(count * obs.shape[0]).map(() => 1 + 2 * random.gaussian()));
+  return spec.observationSpecs.map((obs) => new Float32Array(count * observationSize(obs)).map(() => 1 + 2 * random.gaussian()));
 }
 
 /**

@@ -12,6 +12,7 @@ import type { EncoderType } from '../../config/settings';
 import { DimensionProperty, ObservationSpec } from '../../env/behavior-spec';
 import type { SeededRandom } from '../../common/random';
 import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource } from '../layers/layer';
+import { UnsupportedModelError } from '../unsupported-model';
 import { ImageShape } from './conv-stack';
 import { fullyConnectedEncoder } from './fully-connected';
 import { match3Encoder } from './match3';
@@ -54,11 +55,6 @@ export function imageLayout(spec: ObservationSpec): ImageLayout {
   return { channelFirst: true, height: b, width: c, channels: a };
 }
 
-/** A visual observation too small for the chosen encoder. */
-export class VisualObservationTooSmallError extends Error {
-  override name = 'VisualObservationTooSmallError';
-}
-
 export class VisualEncoder {
   readonly layers: Layer;
   readonly layout: ImageLayout;
@@ -76,7 +72,7 @@ export class VisualEncoder {
     const { height, width, channels } = this.layout;
     const kind = VISUAL_ENCODERS[encoderType];
     if (height < kind.minResolution || width < kind.minResolution) {
-      throw new VisualObservationTooSmallError(
+      throw new UnsupportedModelError(
         `${label}: visual observation resolution (${width}x${height}) is too small for the provided EncoderType ` +
           `(${encoderType}). The min dimension is ${kind.minResolution}. Set network_settings.vis_encode_type to an ` +
           `encoder that takes it (${smallEnoughEncoders(Math.min(width, height))}), or send larger images.`,

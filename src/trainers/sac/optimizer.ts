@@ -20,6 +20,7 @@
  * dQ/da for the policy loss. All networks read the actor's normalized observations, as upstream
  * copies the policy's normalizer into them before each update.
  */
+import { UnsupportedModelError } from '../../networks/unsupported-model';
 import type { SACSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { SeededRandom } from '../../common/random';
@@ -117,6 +118,12 @@ export class SacOptimizer {
     spec: BehaviorSpec,
     readonly settings: SacOptimizerSettings,
   ) {
+    if (model.visualObservationCount > 0) {
+      throw new UnsupportedModelError(
+        'trainer_type sac with visual observations is not built yet (its Q networks have no visual encoders): ' +
+          'train this behavior with trainer_type: ppo for now.',
+      );
+    }
     this.random = new SeededRandom(settings.seed + 7);
     const actionSpec = model.actionSpec;
     this.continuousSize = actionSpec.continuousSize;

@@ -74,7 +74,7 @@ function expectGradientsMatch(
   try {
     const names = store.blocks.map((b) => b.name);
     const expected = tf.tidy(() => {
-      const tensors = store.blocks.map((b) => tf.tensor(blockValues(source.parameters, b), b.shape));
+      const tensors = store.blocks.map((b) => tf.tensor(blockValues(source.parameters, b), [...b.shape]));
       const f = (x: tf.Tensor, ...parameters: tf.Tensor[]) =>
         reference(x, Object.fromEntries(names.map((name, i) => [name, parameters[i]])));
       const x = tf.tensor(input, inputShape);
@@ -131,6 +131,14 @@ describe('layers: backward passes against tfjs autodiff', () => {
       [3, 7, 6, 2],
       (x, p) => tf.add(tf.conv2d(x as tf.Tensor4D, filterOf(p['conv.weight']), 1, 'same'), p['conv.bias']),
     );
+  });
+
+  it.each([
+    ['LeakyRelu', (shape: number[]) => new LeakyRelu(shape), (x: tf.Tensor) => tf.leakyRelu(x, 0.01)],
+    ['Relu', (shape: number[]) => new Relu(shape), (x: tf.Tensor) => tf.relu(x)],
+    ['Swish', (shape: number[]) => new Swish(shape), (x: tf.Tensor) => tf.mul(x, tf.sigmoid(x))],
+  ])('%s', (_name, build, reference) => {
+    expectGradientsMatch(() => build([4, 3]), [6, 4, 3], reference);
   });
 
   it('MaxPool2d 3x3 stride 2, activations, a residual block and flatten, composed', () => {
