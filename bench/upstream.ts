@@ -1,0 +1,52 @@
+/**
+ * npm run bench:upstream — every replicated case of upstream's trainer test suite
+ * (test_simple_rl.py, test_hybrid.py; see test/cli/upstream-cases.ts), trained one after another
+ * over real gRPC against the built-in SimpleGoal on the wasm backend, one row each: the final
+ * reward as upstream judges it (mean of the last 5 episodes), the threshold, pass, wall time.
+ *
+ *   npm run bench:upstream                       all cases, each with its own seed (1 unless upstream names one)
+ *   npm run bench:upstream -- visual             only the cases whose name contains "visual"
+ *   npm run bench:upstream -- --seed 2 visual    another seed for every case
+ */
+import { runUpstreamCase, UPSTREAM_CASES } from '../test/cli/upstream-cases';
+import { selectBackend } from '../src/networks/backend';
+import { memoryLogger } from '../src/common/logger';
+import { printTable } from './table';
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const seedFlag = args.indexOf('--seed');
+  const seed = seedFlag >= 0 ? Number(args.splice(seedFlag, 2)[1]) : undefined;
+  const filters = args;
+  await selectBackend('wasm', memoryLogger());
+  const selected = UPSTREAM_CASES.filter((c) => filters.length === 0 || filters.some((f) => c.name.includes(f)));
+  const rows: string[][] = [];
+  let passed = 0;
+  for (const c of selected) {
+    const start = performance.now();
+    let reward: string;
+    let pass: boolean;
+    try {
+      const score = await runUpstreamCase(c, seed ?? c.seed);
+      reward = score.toFixed(3);
+      pass = score >= c.threshold;
+    } catch (err) {
+      reward = `error: ${(err as Error).message.split('\n')[0].slice(0, 80)}`;
+      pass = false;
+    }
+    if (pass) passed++;
+    const row = [c.name, String(c.maxSteps), reward, String(c.threshold), pass ? 'yes' : 'NO', ((performance.now() - start) / 1000).toFixed(1)];
+    console.log(row.join('  '));
+    rows.push(row);
+  }
+  printTable(
+    `upstream's test cases on SimpleGoal (wasm backend, seed ${seed ?? 'per case'}): ${passed} of ${rows.length} pass`,
+    ['case', 'max_steps', 'final reward (last 5)', 'threshold', 'pass', 'wall s'],
+    rows,
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,228 @@
+/**
+ * The cases of upstream's trainer test suite (ml-agents/mlagents/trainers/tests/torch_entities/
+ * test_simple_rl.py and test_hybrid.py) replicated here: each one's environment options, its
+ * configuration (upstream's ppo_dummy_config / sac_dummy_config with the case's changes), its
+ * budget and its success threshold, named by pytest's ids. runUpstreamCase trains one over real
+ * gRPC against the built-in SimpleGoal and scores it as upstream does (the mean of the last 5
+ * finished episodes). The jest suites run a representative subset; `npm run bench:upstream` all.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as YAML from 'yaml';
+import { memoryLogger } from '../../src/common/logger';
+import { learn } from '../../src/cli/mlagents-learn';
+import { tempDir } from '../helpers/paths';
+import { meanOfLastFive, simpleGoalArgs } from './learn-helpers';
+
+export interface UpstreamCase {
+  /** pytest's id, e.g. test_visual_ppo[True-1-action_sizes0] written out readably. */
+  readonly name: string;
+  readonly trainer: 'ppo' | 'sac';
+  readonly maxSteps: number;
+  readonly hyperparameters?: Readonly<Record<string, unknown>>;
+  readonly network?: Readonly<Record<string, unknown>>;
+  readonly summaryFreq?: number;
+  /** SimpleGoal's options. */
+  readonly envArgs: readonly string[];
+  /** The mean of the last 5 episode rewards must reach this (upstream's success_threshold). */
+  readonly threshold: number;
+  /** Upstream's training_seed where the case names one. */
+  readonly seed?: number;
+}
+
+/** upstream's ppo_dummy_config() and sac_dummy_config() (dummy_config.py). */
+const DUMMY_CONFIGS = {
+  ppo: {
+    trainer_type: 'ppo',
+    hyperparameters: { learning_rate: 5.0e-3, learning_rate_schedule: 'constant', batch_size: 16, buffer_size: 64 },
+    network_settings: { num_layers: 1, hidden_units: 32 },
+    summary_freq: 500,
+    threaded: false,
+  },
+  sac: {
+    trainer_type: 'sac',
+    hyperparameters: {
+      learning_rate: 5.0e-3,
+      learning_rate_schedule: 'constant',
+      batch_size: 8,
+      buffer_init_steps: 100,
+      buffer_size: 5000,
+      tau: 0.01,
+      init_entcoef: 0.01,
+    },
+    network_settings: { num_layers: 1, hidden_units: 16 },
+    summary_freq: 100,
+    threaded: false,
+  },
+} as const;
+
+/** Their default budgets (max_steps) as upstream's test cases use them. */
+const DEFAULT_MAX_STEPS = { ppo: 3000, sac: 1000 } as const;
+
+const actions = ([continuous, discrete]: readonly [number, number]) => ['--continuous', String(continuous), '--discrete', String(discrete)];
+const pyActions = ([continuous, discrete]: readonly [number, number]) => `(${continuous}, ${discrete})`;
+const visual = (count: number) => ['--num-visual', String(count), '--num-vector', '0'];
+
+function cases(): UpstreamCase[] {
+  const list: UpstreamCase[] = [];
+  const oneD: Array<[number, number]> = [[0, 1], [1, 0]];
+  const hybrid: Array<[number, number]> = [[1, 1], [2, 2], [1, 2], [2, 1]];
+  const advanced = ['resnet', 'nature_cnn', 'match3'] as const;
+  const advancedImage = (encoder: string) => (encoder === 'match3' ? '5x5x5' : '3x36x36');
+
+  // test_simple_rl.py, PPO
+  for (const a of oneD) list.push({ name: `test_simple_ppo[${pyActions(a)}]`, trainer: 'ppo', maxSteps: 3000, envArgs: actions(a), threshold: 0.9 });
+  for (const a of [[0, 2], [2, 0]] as Array<[number, number]>) {
+    list.push({
+      name: `test_2d_ppo[${pyActions(a)}]`,
+      trainer: 'ppo',
+      maxSteps: 10000,
+      hyperparameters: { batch_size: 64, buffer_size: 640 },
+      envArgs: [...actions(a), '--step-size', '0.8'],
+      threshold: 0.9,
+    });
+  }
+  for (const sharedCritic of [true, false]) {
+    for (const numVisual of [1, 2]) {
+      for (const a of oneD) {
+        list.push({
+          name: `test_visual_ppo[shared_critic=${sharedCritic}-num_visual=${numVisual}-${pyActions(a)}]`,
+          trainer: 'ppo',
+          maxSteps: DEFAULT_MAX_STEPS.ppo,
+          hyperparameters: { learning_rate: 3.0e-4, shared_critic: sharedCritic },
+          envArgs: [...actions(a), ...visual(numVisual), '--step-size', '0.2'],
+          threshold: 0.9,
+        });
+      }
+    }
+  }
+  for (const encoder of advanced) {
+    for (const numVisual of [1, 2]) {
+      list.push({
+        name: `test_visual_advanced_ppo[${encoder}-num_visual=${numVisual}]`,
+        trainer: 'ppo',
+        maxSteps: 900,
+        summaryFreq: 100,
+        hyperparameters: { learning_rate: 3.0e-4 },
+        // upstream evolves SAC's network settings here (16 units, 1 layer)
+        network: { ...DUMMY_CONFIGS.sac.network_settings, vis_encode_type: encoder },
+        envArgs: [...actions([0, 1]), ...visual(numVisual), '--step-size', '0.5', '--vis-obs-size', advancedImage(encoder)],
+        threshold: 0.5,
+      });
+    }
+  }
+  // test_simple_rl.py, SAC
+  for (const a of oneD) list.push({ name: `test_simple_sac[${pyActions(a)}]`, trainer: 'sac', maxSteps: 1000, envArgs: actions(a), threshold: 0.9 });
+  for (const a of [[0, 2], [2, 0]] as Array<[number, number]>) {
+    list.push({
+      name: `test_2d_sac[${pyActions(a)}]`,
+      trainer: 'sac',
+      maxSteps: 3000,
+      hyperparameters: { buffer_init_steps: 2000 },
+      envArgs: [...actions(a), '--step-size', '0.8'],
+      threshold: 0.8,
+    });
+  }
+  for (const numVisual of [1, 2]) {
+    for (const a of oneD) {
+      list.push({
+        name: `test_visual_sac[num_visual=${numVisual}-${pyActions(a)}]`,
+        trainer: 'sac',
+        maxSteps: DEFAULT_MAX_STEPS.sac,
+        hyperparameters: { batch_size: 16, learning_rate: 3e-4 },
+        envArgs: [...actions(a), ...visual(numVisual), '--step-size', '0.2'],
+        threshold: 0.9,
+      });
+    }
+  }
+  for (const encoder of advanced) {
+    for (const numVisual of [1, 2]) {
+      list.push({
+        name: `test_visual_advanced_sac[${encoder}-num_visual=${numVisual}]`,
+        trainer: 'sac',
+        maxSteps: 100,
+        hyperparameters: { batch_size: 16, learning_rate: 3e-4, buffer_init_steps: 0 },
+        network: { vis_encode_type: encoder },
+        envArgs: [...actions([0, 1]), ...visual(numVisual), '--step-size', '0.5', '--vis-obs-size', advancedImage(encoder)],
+        threshold: 0.5,
+      });
+    }
+  }
+  // test_hybrid.py
+  for (const a of hybrid) {
+    list.push({
+      name: `test_hybrid_ppo[${pyActions(a)}]`,
+      trainer: 'ppo',
+      maxSteps: 20000,
+      hyperparameters: { batch_size: 64, buffer_size: 1024, learning_rate: 1e-3 },
+      envArgs: [...actions(a), '--step-size', '0.8'],
+      threshold: 0.9,
+    });
+  }
+  for (const [numVisual, seed] of [[1, 1336], [2, 1338]]) {
+    list.push({
+      name: `test_hybrid_visual_ppo[num_visual=${numVisual}-training_seed=${seed}]`,
+      trainer: 'ppo',
+      maxSteps: 8000,
+      hyperparameters: { batch_size: 64, buffer_size: 1024, learning_rate: 1e-4 },
+      envArgs: [...actions([1, 1]), ...visual(numVisual)],
+      threshold: 0.9,
+      seed,
+    });
+  }
+  for (const a of hybrid) {
+    list.push({
+      name: `test_hybrid_sac[${pyActions(a)}]`,
+      trainer: 'sac',
+      maxSteps: 8000,
+      hyperparameters: { buffer_size: 50000, batch_size: 256, buffer_init_steps: 0 },
+      envArgs: [...actions(a), '--step-size', '0.8'],
+      threshold: 0.9,
+    });
+  }
+  for (const [numVisual, seed] of [[1, 1337], [2, 1338]]) {
+    list.push({
+      name: `test_hybrid_visual_sac[num_visual=${numVisual}-training_seed=${seed}]`,
+      trainer: 'sac',
+      maxSteps: 3000,
+      hyperparameters: { buffer_size: 50000, batch_size: 128, learning_rate: 3.0e-4 },
+      envArgs: [...actions([1, 1]), ...visual(numVisual)],
+      threshold: 0.9,
+      seed,
+    });
+  }
+  return list;
+}
+
+/** Every replicated case, in the order of upstream's files. */
+export const UPSTREAM_CASES: readonly UpstreamCase[] = cases();
+
+/** The case of this name; throws naming the known ones otherwise. */
+export function upstreamCase(name: string): UpstreamCase {
+  const found = UPSTREAM_CASES.find((c) => c.name === name);
+  if (found === undefined) throw new Error(`No upstream case named ${name}; known: ${UPSTREAM_CASES.map((c) => c.name).join(', ')}`);
+  return found;
+}
+
+/** The YAML configuration of a case: upstream's dummy config with the case's changes. */
+export function caseConfiguration(c: UpstreamCase): string {
+  const base = DUMMY_CONFIGS[c.trainer];
+  const behavior = {
+    ...base,
+    hyperparameters: { ...base.hyperparameters, ...c.hyperparameters },
+    network_settings: { ...base.network_settings, ...c.network },
+    summary_freq: c.summaryFreq ?? base.summary_freq,
+    max_steps: c.maxSteps,
+  };
+  return YAML.stringify({ behaviors: { '1D': behavior } });
+}
+
+/** Trains a case over real gRPC against SimpleGoal; returns the mean of its last 5 episode rewards. */
+export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1): Promise<number> {
+  const runId = c.name.replace(/[^A-Za-z0-9_-]+/g, '_');
+  const cwd = tempDir(`upstream-${runId}`);
+  fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration(c));
+  const args = await simpleGoalArgs(runId, `--seed=${seed}`, '--env-args', ...c.envArgs);
+  const controller = await learn(args, { cwd, logger: memoryLogger() });
+  return meanOfLastFive(controller.behaviorTrainers.get('1D')!.episodeRewards);
+}
