@@ -175,6 +175,55 @@ describe('SimpleGoal: behavior specs', () => {
     ]);
   });
 
+  it.each([
+    ['3x36x36', [3, 36, 36], '(3, 36, 36)'],
+    ['5x5x5', [5, 5, 5], '(5, 5, 5)'],
+  ])('takes --vis-obs-size %s (upstream\'s vis_obs_size), channel-first, every pixel the goal', async (size, shape, pythonShape) => {
+    const env = await launch(['--num-vector', '1', '--num-visual', '2', '--vis-obs-size', size, '--agents', '2']);
+    const spec = env.behaviorSpecs.get(BEHAVIOR)!;
+    expect(spec.observationSpecs.map((o) => o.shape)).toEqual([[1], shape, shape]);
+    expect(spec.observationSpecs.map((o) => o.name)).toEqual([
+      'observation 0 with shape (1,)',
+      `observation 1 with shape ${pythonShape}`,
+      `observation 2 with shape ${pythonShape}`,
+    ]);
+    expect(spec.observationSpecs[1].dimensionProperty).toEqual([
+      DimensionProperty.NONE,
+      DimensionProperty.TRANSLATIONAL_EQUIVARIANCE,
+      DimensionProperty.TRANSLATIONAL_EQUIVARIANCE,
+    ]);
+    const pixels = shape[0] * shape[1] * shape[2];
+    // Upstream's _make_obs: np.ones(vis_obs_size) * value, the goal (or 0 once a memory agent's goal hides).
+    for (let step = 0; step < 3; step++) {
+      const [decision] = env.getSteps(BEHAVIOR);
+      expect(decision.length).toBe(2);
+      for (let row = 0; row < 2; row++) {
+        const goal = shownGoal(decision, row);
+        expect([-1, 1]).toContain(goal);
+        for (const index of [1, 2]) {
+          const image = decision.observation(index, row);
+          expect(image.length).toBe(pixels);
+          expect(image.every((v) => v === goal)).toBe(true);
+        }
+      }
+      act(env, () => ({ continuous: [0] }));
+      await env.step();
+    }
+  });
+
+  it('shows a memory agent\'s hidden goal as 0 in every pixel of a --vis-obs-size image too', async () => {
+    const env = await launch(['--memory', '--num-vector', '0', '--num-visual', '1', '--vis-obs-size', '5x5x5']);
+    const [start] = env.getSteps(BEHAVIOR);
+    const goal = shownGoal(start, 0);
+    const shown: number[][] = [];
+    for (let i = 0; i < 4; i++) {
+      shown.push([...new Set(env.getSteps(BEHAVIOR)[0].observation(0, 0))]);
+      act(env, () => ({ continuous: [0] }), [goal]);
+      await env.step();
+    }
+    expect(shown).toEqual([[goal], [goal], [goal], [0]]);
+  });
+
   it('takes another behavior name, or several (self-play teams)', async () => {
     const env = await launch(['--behavior-name', 'Simple?team=0,Simple?team=1']);
     expect([...env.behaviorSpecs.keys()].sort()).toEqual(['Simple?team=0', 'Simple?team=1']);
@@ -194,6 +243,12 @@ describe('SimpleGoal: behavior specs', () => {
     expect(noObservation.stderr).toContain('needs at least one observation');
     const visualGoal = await run(['--num-visual', '1', '--goal-indices', '1']);
     expect(visualGoal.stderr).toContain('observation 1 is visual');
+    for (const bad of ['20x20', '3x0x20', 'x3x20x20', '3x20x20x1', 'big']) {
+      const badSize = await run(['--num-visual', '1', '--vis-obs-size', bad]);
+      expect(badSize.code).toBe(1);
+      expect(badSize.stderr).toContain(`--vis-obs-size needs CHANNELSxHEIGHTxWIDTH, three whole numbers of at least 1`);
+      expect(badSize.stderr).toContain(JSON.stringify(bad));
+    }
   });
 });
 

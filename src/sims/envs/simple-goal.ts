@@ -32,8 +32,11 @@ import {
 
 // Upstream's constants, with the same names and formulas.
 export const OBS_SIZE = 1;
-/** Channel-first, as upstream's newest VIS_OBS_SIZE (3, 20, 20) and com.unity.ml-agents 2+ images. */
-export const VIS_OBS_SIZE: readonly [3, number, number] = [3, 20, 20];
+/**
+ * The default image shape, channel-first as upstream's newest VIS_OBS_SIZE (3, 20, 20) and
+ * com.unity.ml-agents 2+ images; upstream's tests also build (3, 36, 36) and (5, 5, 5).
+ */
+export const VIS_OBS_SIZE: readonly [number, number, number] = [3, 20, 20];
 export const STEP_SIZE = 0.2;
 export const TIME_PENALTY = 0.01;
 export const MIN_STEPS = Math.trunc(1.0 / STEP_SIZE) + 1;
@@ -58,6 +61,8 @@ export interface SimpleGoalConfig {
   readonly discreteBranches: number;
   readonly numVector: number;
   readonly numVisual: number;
+  /** [channels, height, width] of every visual observation (upstream's vis_obs_size). */
+  readonly visObsSize: readonly [number, number, number];
   readonly stepSize: number;
   readonly memory: boolean;
   readonly group: boolean;
@@ -78,6 +83,7 @@ export function readSimpleGoalConfig(options: SimOptionValues): SimpleGoalConfig
     discreteBranches: intOption(options, 'discrete'),
     numVector: intOption(options, 'num-vector'),
     numVisual: intOption(options, 'num-visual'),
+    visObsSize: parseVisObsSize(options['vis-obs-size']),
     stepSize: numberOption(options, 'step-size'),
     memory: options.memory === true,
     group,
@@ -86,6 +92,23 @@ export function readSimpleGoalConfig(options: SimOptionValues): SimpleGoalConfig
   };
   checkConfig(config);
   return config;
+}
+
+/**
+ * `--vis-obs-size CxHxW`: channels, height and width, three whole numbers of at least 1. The
+ * images travel as raw floats, so any channel count is fine (upstream's tests use 5).
+ */
+export function parseVisObsSize(raw: string | boolean | undefined): [number, number, number] {
+  if (raw === undefined) return [...VIS_OBS_SIZE];
+  const match = typeof raw === 'string' ? /^\s*(\d+)\s*x\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(raw) : null;
+  const size = match === null ? [] : match.slice(1).map(Number);
+  if (size.length !== 3 || size.some((n) => !Number.isSafeInteger(n) || n < 1)) {
+    throw new Error(
+      `--vis-obs-size needs CHANNELSxHEIGHTxWIDTH, three whole numbers of at least 1, channel-first ` +
+        `(upstream's default ${VIS_OBS_SIZE.join('x')}; its tests also use 3x36x36 and 5x5x5), got ${JSON.stringify(raw)}.`,
+    );
+  }
+  return [size[0], size[1], size[2]];
 }
 
 function parseGoalIndices(raw: string | boolean | undefined): number[] {
@@ -149,7 +172,7 @@ export function simpleGoalObservations(config: SimpleGoalConfig): ObservationSpe
     });
   }
   for (let i = 0; i < config.numVisual; i++) {
-    const [channels, height, width] = VIS_OBS_SIZE;
+    const [channels, height, width] = config.visObsSize;
     specs.push({
       kind: 'visual',
       channels,
@@ -157,7 +180,7 @@ export function simpleGoalObservations(config: SimpleGoalConfig): ObservationSpe
       width,
       // Raw floats: the values are -1 and +1, which an image in [0, 1] (PNG) cannot hold.
       compressed: false,
-      name: `observation ${specs.length} with shape ${pythonShape(VIS_OBS_SIZE)}`,
+      name: `observation ${specs.length} with shape ${pythonShape(config.visObsSize)}`,
     });
   }
   return specs;
@@ -349,7 +372,12 @@ export const SIMPLE_GOAL: SimDefinition = {
     continuous: { type: 'string', default: '1', description: 'continuous actions (upstream\'s action_sizes[0])' },
     discrete: { type: 'string', default: '0', description: 'discrete branches of 2 choices (upstream\'s action_sizes[1])' },
     'num-vector': { type: 'string', default: '1', description: `vector observations of size ${OBS_SIZE}` },
-    'num-visual': { type: 'string', default: '0', description: `visual observations of ${VIS_OBS_SIZE.join('x')} (channel-first, raw floats)` },
+    'num-visual': { type: 'string', default: '0', description: 'visual observations (raw floats, every pixel the shown goal)' },
+    'vis-obs-size': {
+      type: 'string',
+      default: VIS_OBS_SIZE.join('x'),
+      description: 'shape of each visual observation, CHANNELSxHEIGHTxWIDTH (channel-first; upstream\'s vis_obs_size)',
+    },
     'step-size': { type: 'string', default: String(STEP_SIZE), description: 'largest move per step' },
     memory: { type: 'boolean', default: false, description: `show the goal for the first ${NUM_SHOW_STEPS + 1} observations only (MemoryEnvironment)` },
     group: { type: 'boolean', default: false, description: 'the agents of an area form a group with a group reward (MultiAgentEnvironment)' },

@@ -23,11 +23,12 @@ export interface VectorObservationSpec {
 
 /**
  * An image, channel-first [channels, height, width] as com.unity.ml-agents 3 describes camera
- * sensors; sent PNG-compressed as Unity does by default, or as raw floats.
+ * sensors; sent PNG-compressed as Unity does by default (1 or 3 channels), or as raw floats
+ * (any number of channels).
  */
 export interface VisualObservationSpec {
   readonly kind: 'visual';
-  readonly channels: 1 | 3;
+  readonly channels: number;
   readonly height: number;
   readonly width: number;
   readonly compressed: boolean;
