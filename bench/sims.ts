@@ -9,15 +9,18 @@ import { memoryLogger } from '../src/common/logger';
 import { UnityEnvironment } from '../src/env/unity-environment';
 import { Academy, ActionsByBehavior, Brain, Decision, InfoBatch } from '../src/sims/sdk/academy';
 import { SeededRandom } from '../src/common/random';
+import { ObservationWriter, VisualObservationSpec, observationLength } from '../src/sims/sdk/agent';
+import { encodeObservationPng } from '../src/sims/sdk/png';
 import { SimDefinition } from '../src/sims/sdk/run-environment';
 import { builtinExecutable } from '../src/sims/builtin';
 import { BALL3D } from '../src/sims/envs/ball3d';
 import { BASIC } from '../src/sims/envs/basic';
 import { GRIDWORLD } from '../src/sims/envs/gridworld';
 import { SIMPLE_GOAL } from '../src/sims/envs/simple-goal';
+import { VISUAL3DBALL } from '../src/sims/envs/visual3dball';
 import { freePort } from '../test/helpers/paths';
 
-const ENVIRONMENTS: SimDefinition[] = [BALL3D, BASIC, GRIDWORLD, SIMPLE_GOAL];
+const ENVIRONMENTS: SimDefinition[] = [BALL3D, BASIC, GRIDWORLD, SIMPLE_GOAL, VISUAL3DBALL];
 
 /** Random actions for whoever asks, as a trainer with an untrained policy would send. */
 class RandomBrain implements Brain {
@@ -92,7 +95,49 @@ async function protocolRate(definition: SimDefinition, seconds: number): Promise
   }
 }
 
+/**
+ * For an environment whose agents see a PNG camera: microseconds to draw one image (the agent's
+ * collectObservations, as the Academy calls it at a decision) and to PNG-encode it, and its bytes.
+ * Null when the environment has no such camera.
+ */
+function cameraCost(definition: SimDefinition, seconds: number): { render: number; encode: number; bytes: number } | null {
+  const academy = new Academy();
+  academy.seed(1);
+  definition.create(academy, defaults(definition), 1);
+  academy.reset();
+  const agent = academy.agents[0];
+  const index = agent.behavior.observations.findIndex((o) => o.kind === 'visual' && o.compressed);
+  if (index < 0) return null;
+  const spec = agent.behavior.observations[index] as VisualObservationSpec;
+  const writer = new ObservationWriter(new Float32Array(observationLength(spec)));
+  const time = (work: () => void): number => {
+    for (let i = 0; i < 50; i++) work(); // warm up
+    let runs = 0;
+    const start = process.hrtime.bigint();
+    let elapsed = 0;
+    while (elapsed < seconds / 2) {
+      for (let i = 0; i < 50; i++) work();
+      runs += 50;
+      elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+    }
+    return (elapsed / runs) * 1e6;
+  };
+  const render = time(() => agent.collectObservations(index, writer));
+  let bytes = 0;
+  const encode = time(() => {
+    bytes = encodeObservationPng(writer.values, spec.channels, spec.height, spec.width).length;
+  });
+  return { render, encode, bytes };
+}
+
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** Columns: the first padded right, the others left. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return `${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(line).join('\n')}\n`;
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { seconds: { type: 'string', default: '2' }, only: { type: 'string' } } });
@@ -100,18 +145,24 @@ async function main(): Promise<void> {
   const chosen = ENVIRONMENTS.filter((d) => values.only === undefined || values.only.split(',').includes(d.name));
   const header = ['environment', 'agents', 'world agent-steps/s', 'world decisions/s', 'protocol exchanges/s', 'protocol decisions/s'];
   const rows: string[][] = [];
+  const cameraRows: string[][] = [];
   for (const definition of chosen) {
     const world = await worldRate(definition, seconds);
     const protocol = await protocolRate(definition, seconds);
     rows.push([definition.name, String(world.agents), fmt(world.agentSteps), fmt(world.decisions), fmt(protocol.exchanges), fmt(protocol.decisions)]);
+    const camera = cameraCost(definition, seconds);
+    if (camera !== null) cameraRows.push([definition.name, fmt(camera.render), fmt(camera.encode), fmt(camera.bytes)]);
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const cameras =
+    cameraRows.length === 0
+      ? ''
+      : `Camera images (the first agent's, as at a decision):\n${table(['environment', 'render us/image', 'PNG encode us/image', 'PNG bytes'], cameraRows)}\n`;
   process.stdout.write(
     `Built-in environments, default settings, random actions; ${seconds} s per measure. Node ${process.version}.\n` +
-      `world: the Academy in process (no protocol); protocol: the executable over loopback gRPC with UnityEnvironment.\n\n` +
-      `${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${rows.map(line).join('\n')}\n\n` +
-      `Aim: 3DBall world stepping over 100,000 agent-steps/s.\n`,
+      `world: the Academy in process (no protocol; camera images drawn at each decision, not encoded); ` +
+      `protocol: the executable over loopback gRPC with UnityEnvironment.\n\n` +
+      `${table(header, rows)}\n${cameras}` +
+      `Aims: 3DBall world stepping over 100,000 agent-steps/s; Visual3DBall's, camera included, over 5,000.\n`,
   );
 }
 

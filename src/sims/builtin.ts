@@ -14,6 +14,7 @@ const BUILTIN_FILES: Readonly<Record<string, string>> = {
   GridWorld: 'envs/gridworld.js',
   Scripted: 'scripted-env.js',
   SimpleGoal: 'envs/simple-goal.js',
+  Visual3DBall: 'envs/visual3dball.js',
 };
 
 /** The built folder: this file runs from dist/sims, or from src/sims under ts-jest or tsx. */

@@ -8,12 +8,13 @@
  * step the ball stays up sets the reward to 0.1 (SetReward, not AddReward: the trainer sees 0.1
  * a decision, so a full episode of 5000 steps is worth 100); a ball that falls sets -1 and ends
  * the episode. A decision every 5 steps, actions repeated in between; episodes stop at 5000.
- * The physics is in ball3d-physics.ts.
+ * The physics is in ball3d-physics.ts. Visual3DBall (visual3dball.ts) plays this same agent
+ * through a camera instead of the 8 observations (a Ball3DVariant).
  */
 import { Academy, Brain, Decision, InfoBatch } from '../sdk/academy';
 import { ActionBuffers, Agent, BehaviorParameters, ObservationWriter } from '../sdk/agent';
 import { EnvironmentParametersReceiver } from '../sdk/engine-channels';
-import { SimDefinition, SimOptionValues, intOption, runEnvironmentMain } from '../sdk/run-environment';
+import { SimDefinition, SimOptionSpecs, SimOptionValues, intOption, runEnvironmentMain } from '../sdk/run-environment';
 import { BALL_RADIUS, Ball3DWorld, DEFAULT_GRAVITY } from './ball3d-physics';
 
 export const DECISION_PERIOD = 5;
@@ -169,30 +170,67 @@ function tiltAngle(component: number): number {
   return 2 * Math.asin(component < -1 ? -1 : component > 1 ? 1 : component);
 }
 
-/** Builds the world and its agents (`agents` per area); exported for in-process harnesses. */
-export function createBall3D(academy: Academy, agentCount: number, maxStep: number = DEFAULT_MAX_STEP): Ball3DWorld {
+/** Makes the agent at `index` of the world: Ball3DAgent itself, or a variant that observes otherwise. */
+export type Ball3DAgentFactory = (
+  world: Ball3DWorld,
+  index: number,
+  parameters: EnvironmentParametersReceiver,
+  behavior: BehaviorParameters,
+) => Ball3DAgent;
+
+/** A scene built on 3DBall's world and agent: its behavior (name, observations) and how to make its agents. */
+export interface Ball3DVariant {
+  readonly behavior: BehaviorParameters;
+  readonly makeAgent: Ball3DAgentFactory;
+}
+
+export const BALL3D_VARIANT: Ball3DVariant = {
+  behavior: BALL3D_BEHAVIOR,
+  makeAgent: (world, index, parameters, behavior) => new Ball3DAgent(world, index, parameters, behavior),
+};
+
+/**
+ * Builds the world and `agentCount` agents of a variant (3DBall's own by default), episodes cut
+ * at `maxStep`; exported for in-process harnesses.
+ */
+export function createBall3D(
+  academy: Academy,
+  agentCount: number,
+  maxStep: number = DEFAULT_MAX_STEP,
+  variant: Ball3DVariant = BALL3D_VARIANT,
+): Ball3DWorld {
   const world = new Ball3DWorld(agentCount);
-  const behavior: BehaviorParameters = { ...BALL3D_BEHAVIOR, maxStep };
+  const behavior: BehaviorParameters = { ...variant.behavior, maxStep };
   for (let i = 0; i < agentCount; i++) {
-    academy.addAgent(new Ball3DAgent(world, i, academy.environmentParameters, behavior));
+    academy.addAgent(variant.makeAgent(world, i, academy.environmentParameters, behavior));
   }
   academy.onWorldStep = (deltaTime) => world.step(deltaTime);
   return world;
 }
 
+/** The command-line options of a 3DBall scene: agents per training area and the episode length. */
+export function ball3DOptions(defaultAgents: number, agentsNote: string): SimOptionSpecs {
+  return {
+    agents: { type: 'string', default: String(defaultAgents), description: `agents per training area (${agentsNote})` },
+    'max-step': { type: 'string', default: String(DEFAULT_MAX_STEP), description: 'steps after which an episode is interrupted (0: never)' },
+  };
+}
+
+/** Reads and checks ball3DOptions, then builds the world of `variant` for `numAreas` areas. */
+export function createBall3DFromOptions(academy: Academy, options: SimOptionValues, numAreas: number, variant: Ball3DVariant): Ball3DWorld {
+  const maxStep = intOption(options, 'max-step');
+  if (maxStep < 0) throw new Error(`--max-step needs 0 or more, got ${maxStep}.`);
+  const agents = intOption(options, 'agents');
+  if (agents < 1) throw new Error(`--agents needs 1 or more, got ${agents}.`);
+  return createBall3D(academy, agents * numAreas, maxStep, variant);
+}
+
 export const BALL3D: SimDefinition = {
   name: '3DBall',
   description: 'balance a ball on a tilting cube (Unity\'s 3DBall example)',
-  options: {
-    agents: { type: 'string', default: String(DEFAULT_AGENTS_PER_AREA), description: 'agents per training area' },
-    'max-step': { type: 'string', default: String(DEFAULT_MAX_STEP), description: 'steps after which an episode is interrupted (0: never)' },
-  },
+  options: ball3DOptions(DEFAULT_AGENTS_PER_AREA, 'the 3DBall scene has 12'),
   create(academy: Academy, options: SimOptionValues, numAreas: number): void {
-    const maxStep = intOption(options, 'max-step');
-    if (maxStep < 0) throw new Error(`--max-step needs 0 or more, got ${maxStep}.`);
-    const agents = intOption(options, 'agents');
-    if (agents < 1) throw new Error(`--agents needs 1 or more, got ${agents}.`);
-    createBall3D(academy, agents * numAreas, maxStep);
+    createBall3DFromOptions(academy, options, numAreas, BALL3D_VARIANT);
   },
 };
 
