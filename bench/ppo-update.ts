@@ -5,7 +5,12 @@
  * tf.train.adam: test/helpers/ppo-reference-update.ts) and ours (PpoOptimizer); with the
  * seconds one whole update takes (buffer 12000, 3 epochs: 561 minibatches) and the cost of one
  * batched act() for 12 agents (3DBall's agents of one area set).
- * Options: --backends wasm,cpu  --min-seconds 2
+ * Then visual rows on the wasm backend: one PPO update (ms per minibatch, seconds per update) on
+ * (a) GridWorld's settings (a 3x64x84 camera and a 2-value goal, 5 discrete actions, simple
+ * encoder, 1 x 128, buffer 256, batch 32, 3 epochs), (b) nature_cnn and (c) resnet on a 3x84x84
+ * camera (1 x 256, buffer 1024, batch 64, 3 epochs), against ML-Agents' Python trainer measured
+ * here with its own optimizer; and acting for 12 agents with one 84x84 camera each.
+ * Options: --backends wasm,cpu  --min-seconds 2  --visual-only
  */
 import { parseArgs } from 'util';
 import { memoryLogger } from '../src/common/logger';
@@ -16,6 +21,9 @@ import { SeededRandom } from '../src/common/random';
 import { PpoMinibatch } from '../src/trainers/ppo/loss';
 import { PpoOptimizer, PpoOptimizerSettings } from '../src/trainers/ppo/optimizer';
 import { ReferencePpoUpdate } from '../test/helpers/ppo-reference-update';
+import type { EncoderType } from '../src/config/settings';
+import { observationSize } from '../src/env/behavior-spec';
+import { printTable } from './table';
 
 const BATCH = 64;
 const MINIBATCHES_PER_UPDATE = Math.floor(12000 / BATCH) * 3;
@@ -37,9 +45,9 @@ const SETTINGS: PpoOptimizerSettings = {
   maxSteps: 500000,
 };
 
-function newModel(): ActorCritic {
-  return new ActorCritic(SPEC, {
-    network: { normalize: true, hidden_units: 128, num_layers: 2, vis_encode_type: 'simple', memory: null, goal_conditioning_type: 'hyper', deterministic: false },
+function newModel(spec = SPEC, hiddenUnits = 128, numLayers = 2, encoder: EncoderType = 'simple', normalize = true): ActorCritic {
+  return new ActorCritic(spec, {
+    network: { normalize, hidden_units: hiddenUnits, num_layers: numLayers, vis_encode_type: encoder, memory: null, goal_conditioning_type: 'hyper', deterministic: false },
     rewardSignals: ['extrinsic'],
     sharedCritic: false,
     seed: 1,
@@ -47,10 +55,11 @@ function newModel(): ActorCritic {
 }
 
 /** Minibatches as the buffer would give them: actions and log probs from the policy itself. */
-function minibatches(model: ActorCritic, howMany: number): PpoMinibatch[] {
+function minibatches(model: ActorCritic, howMany: number, spec = SPEC, batch = BATCH): PpoMinibatch[] {
   const random = new SeededRandom(2);
+  const BATCH = batch;
   return Array.from({ length: howMany }, () => {
-    const observations = [new Float32Array(BATCH * 8).map(() => random.gaussian())];
+    const observations = spec.observationSpecs.map((obs) => new Float32Array(BATCH * observationSize(obs)).map(() => random.gaussian()));
     model.updateNormalization(observations, BATCH);
     const acted = model.act(observations, BATCH);
     return {
@@ -68,22 +77,91 @@ function minibatches(model: ActorCritic, howMany: number): PpoMinibatch[] {
   });
 }
 
-/** Mean milliseconds per call of `run`, after a warm-up, over at least minSeconds. */
-function measure(run: (i: number) => void, minSeconds: number): number {
-  for (let i = 0; i < 20; i++) run(i);
+/** Mean milliseconds per call of `run`, after a warm-up, over at least minSeconds and minCalls. */
+function measure(run: (i: number) => void, minSeconds: number, minCalls = 20): number {
+  for (let i = 0; i < Math.min(20, minCalls); i++) run(i);
   let calls = 0;
   const start = performance.now();
-  while (performance.now() - start < minSeconds * 1000 || calls < 20) run(calls++);
+  while (performance.now() - start < minSeconds * 1000 || calls < minCalls) run(calls++);
   return (performance.now() - start) / calls;
+}
+
+const camera = (channels: number, height: number, width: number) => ({
+  shape: [channels, height, width],
+  dimensionProperty: [DimensionProperty.NONE, DimensionProperty.TRANSLATIONAL_EQUIVARIANCE, DimensionProperty.TRANSLATIONAL_EQUIVARIANCE],
+  observationType: ObservationType.DEFAULT,
+  name: 'camera',
+});
+
+interface VisualCase {
+  readonly label: string;
+  readonly spec: BehaviorSpec;
+  readonly encoder: EncoderType;
+  readonly hiddenUnits: number;
+  readonly bufferSize: number;
+  readonly batch: number;
+  /** ML-Agents' Python trainer, ms per minibatch, measured on this machine with its own optimizer. */
+  readonly mlAgentsMs: number;
+}
+
+const VISUAL_CASES: VisualCase[] = [
+  {
+    label: '(a) GridWorld: 3x64x84 + goal, simple, 1x128',
+    spec: {
+      observationSpecs: [camera(3, 64, 84), { shape: [2], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'goal' }],
+      actionSpec: ActionSpec.createDiscrete([5]),
+    },
+    encoder: 'simple',
+    hiddenUnits: 128,
+    bufferSize: 256,
+    batch: 32,
+    mlAgentsMs: 170,
+  },
+  { label: '(b) nature_cnn, 3x84x84, 1x256', spec: { observationSpecs: [camera(3, 84, 84)], actionSpec: ActionSpec.createContinuous(2) }, encoder: 'nature_cnn', hiddenUnits: 256, bufferSize: 1024, batch: 64, mlAgentsMs: 250 },
+  { label: '(c) resnet, 3x84x84, 1x256', spec: { observationSpecs: [camera(3, 84, 84)], actionSpec: ActionSpec.createContinuous(2) }, encoder: 'resnet', hiddenUnits: 256, bufferSize: 1024, batch: 64, mlAgentsMs: 600 },
+];
+
+/** The visual rows, on the wasm backend. */
+async function visualBenchmarks(minSeconds: number): Promise<void> {
+  await selectBackend('wasm', memoryLogger());
+  const rows: string[][] = [];
+  for (const c of VISUAL_CASES) {
+    const model = newModel(c.spec, c.hiddenUnits, 1, c.encoder, false);
+    const batches = minibatches(model, 4, c.spec, c.batch);
+    const optimizer = new PpoOptimizer(model, SETTINGS);
+    const ms = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
+    const perUpdate = (c.bufferSize / c.batch) * 3;
+    rows.push([c.label, ms.toFixed(1), ((ms * perUpdate) / 1000).toFixed(2), String(c.mlAgentsMs), (c.mlAgentsMs / ms).toFixed(1)]);
+    model.dispose();
+  }
+  const actModel = newModel(VISUAL_CASES[1].spec, 256, 1, 'simple', false);
+  const cameras = [new Float32Array(12 * 3 * 84 * 84).map((_, i) => (i % 255) / 255)];
+  const act = measure(() => actModel.act(cameras, 12), minSeconds / 2, 3);
+  actModel.dispose();
+  printTable(
+    'PPO updates with visual observations (wasm backend, 3 epochs)',
+    ['case', 'ms/minibatch', 's/update', 'ML-Agents ms/minibatch', 'x faster'],
+    rows,
+  );
+  console.log(`act(), 12 agents with one 84x84 camera each (simple encoder, 1x256): ${act.toFixed(2)} ms`);
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { backends: { type: 'string', default: 'wasm,cpu' }, 'min-seconds': { type: 'string', default: '2' } },
+    options: {
+      backends: { type: 'string', default: 'wasm,cpu' },
+      'min-seconds': { type: 'string', default: '2' },
+      'visual-only': { type: 'boolean', default: false },
+    },
   });
   const minSeconds = Number(values['min-seconds']);
+  if (!values['visual-only']) await vectorBenchmarks(values.backends as string, minSeconds);
+  await visualBenchmarks(minSeconds);
+}
+
+async function vectorBenchmarks(backends: string, minSeconds: number): Promise<void> {
   const rows: string[][] = [];
-  for (const backend of (values.backends as string).split(',') as BackendName[]) {
+  for (const backend of backends.split(',') as BackendName[]) {
     await selectBackend(backend, memoryLogger());
     const model = newModel();
     const batches = minibatches(model, 16);

@@ -7,8 +7,10 @@
  * order makes both halves of the backward pass plain matrix products over image patches
  * (im2col), which the wasm backend runs fast, where its own convolution-gradient kernels are
  * 10 to 40 times slower than the forward convolution (and it has no Conv2DBackpropFilter at all):
- *   dW = dY^T P and dP = dY W, with P the patches (one row per output pixel) and dY the output
+ *   dW^T = P^T dY and dP = dY W, with P the patches (one row per output pixel) and dY the output
  *   gradient (one row per output pixel); dX adds each row of dP back where its patch came from.
+ * P is built transposed (one row per patch position): as the right operand of the product it
+ * would be repacked by the backend at every call, which costs ten times the product itself.
  * The exported ONNX Conv takes torch's out x in x k x k layout, permuted at export.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -87,8 +89,10 @@ export class Conv2d implements Layer {
     const [outHeight, outWidth, outChannels] = this.outputShape;
     const pixels = batch * outHeight * outWidth;
     const dy = outputGradient.reshape([pixels, outChannels]) as tf.Tensor2D;
-    const patches = tf.tensor2d(this.patches(x), [pixels, this.patchSize]);
-    copyTensorInto(tf.matMul(tf.transpose(dy), patches), source.gradient, this.weight.offset);
+    const patchesByPosition = tf.tensor2d(this.transposedPatches(x), [this.patchSize, pixels]);
+    const weightGradientT = new Float32Array(this.patchSize * outChannels);
+    copyTensorInto(tf.matMul(patchesByPosition, dy), weightGradientT);
+    transposeInto(weightGradientT, this.patchSize, outChannels, source.gradient, this.weight.offset);
     copyTensorInto(tf.sum(dy, 0), source.gradient, this.bias.offset);
     if (!needInput) return null;
     const patchGradient = tf.matMul(dy, this.weightTensors(source).matrix);
@@ -121,34 +125,34 @@ export class Conv2d implements Layer {
     });
   }
 
-  /** The image patches under each output pixel, one row each (pixels x patch size), zeros outside. */
-  private patches(x: tf.Tensor4D): Float32Array {
+  /**
+   * The image patches under each output pixel, transposed: row k holds patch position k
+   * (kernel row, kernel column, channel) of every output pixel in turn; zeros outside the image.
+   */
+  private transposedPatches(x: tf.Tensor4D): Float32Array {
     const [batch, height, width, channels] = x.shape;
     const image = new Float32Array(batch * height * width * channels);
     copyTensorInto(x, image);
     const [outHeight, outWidth] = this.outputShape;
     const { kernel, stride, padding } = this.shape;
-    const rowLength = kernel * channels;
-    const patches = new Float32Array(batch * outHeight * outWidth * this.patchSize);
-    let row = 0;
-    for (let b = 0; b < batch; b++) {
-      for (let oy = 0; oy < outHeight; oy++) {
-        for (let ox = 0; ox < outWidth; ox++, row += this.patchSize) {
-          for (let ky = 0; ky < kernel; ky++) {
-            const iy = oy * stride - padding + ky;
-            if (iy < 0 || iy >= height) continue; // stays zero
-            const target = row + ky * rowLength;
-            const left = ox * stride - padding;
-            if (left >= 0 && left + kernel <= width) {
-              const start = ((b * height + iy) * width + left) * channels;
-              patches.set(image.subarray(start, start + rowLength), target);
-              continue;
-            }
-            for (let kx = 0; kx < kernel; kx++) {
-              const ix = left + kx;
-              if (ix < 0 || ix >= width) continue;
-              const start = ((b * height + iy) * width + ix) * channels;
-              for (let c = 0; c < channels; c++) patches[target + kx * channels + c] = image[start + c];
+    const pixels = batch * outHeight * outWidth;
+    const patches = new Float32Array(this.patchSize * pixels);
+    for (let ky = 0; ky < kernel; ky++) {
+      for (let kx = 0; kx < kernel; kx++) {
+        for (let c = 0; c < channels; c++) {
+          let target = ((ky * kernel + kx) * channels + c) * pixels;
+          for (let b = 0; b < batch; b++) {
+            for (let oy = 0; oy < outHeight; oy++) {
+              const iy = oy * stride - padding + ky;
+              if (iy < 0 || iy >= height) {
+                target += outWidth; // stays zero
+                continue;
+              }
+              const rowStart = (b * height + iy) * width;
+              for (let ox = 0; ox < outWidth; ox++, target++) {
+                const ix = ox * stride - padding + kx;
+                if (ix >= 0 && ix < width) patches[target] = image[(rowStart + ix) * channels + c];
+              }
             }
           }
         }
