@@ -3,14 +3,19 @@
  * initialization, run channel last (NHWC) as tfjs convolves.
  *
  * The weight is stored out x kernel x kernel x in (row-major): row o of the out x (k k in) matrix
- * W is filter o, its columns in the order of an image patch read row by row, channel last. That
- * order makes both halves of the backward pass plain matrix products over image patches
- * (im2col), which the wasm backend runs fast, where its own convolution-gradient kernels are
- * 10 to 40 times slower than the forward convolution (and it has no Conv2DBackpropFilter at all):
- *   dW^T = P^T dY and dP = dY W, with P the patches (one row per output pixel) and dY the output
- *   gradient (one row per output pixel); dX adds each row of dP back where its patch came from.
- * P is built transposed (one row per patch position): as the right operand of the product it
- * would be repacked by the backend at every call, which costs ten times the product itself.
+ * W is filter o, its columns in the order of an image patch read row by row, channel last.
+ *
+ * The backward pass is built from forward convolutions and plain products, which the wasm
+ * backend (XNNPACK) runs fast, where its own convolution-gradient kernels are 10 to 40 times
+ * slower than the forward convolution (and it has no Conv2DBackpropFilter at all). Measured on
+ * this project's layers (bench:ppo's visual rows):
+ *  - dW: a convolution of the input, batch and channels swapped ([in, H, W, batch]), by the
+ *    output gradient as the filter ([outH, outW, batch, out]) dilated by the stride: each filter
+ *    tap sums input x gradient over the batch and the output pixels.
+ *  - dX, stride 1: a convolution of the output gradient, padded by kernel - 1 - padding, by the
+ *    filter flipped in space with in and out swapped.
+ *  - dX, larger strides: dP = dY W (one row per output pixel), each row of dP then added back
+ *    where its patch came from (col2im); the dilated convolution would multiply stride^2 more zeros.
  * The exported ONNX Conv takes torch's out x in x k x k layout, permuted at export.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -40,7 +45,7 @@ export class Conv2d implements Layer {
   readonly bias: ParameterBlock;
   /** Values in one patch: kernel x kernel x input channels. */
   private readonly patchSize: number;
-  private tensors: { version: number; filter: tf.Tensor4D; matrix: tf.Tensor2D; bias: tf.Tensor1D } | null = null;
+  private tensors: { version: number; filter: tf.Tensor4D; flipped: tf.Tensor4D; matrix: tf.Tensor2D; bias: tf.Tensor1D } | null = null;
   private input: tf.Tensor4D | null = null;
 
   constructor(
@@ -85,18 +90,27 @@ export class Conv2d implements Layer {
   backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null {
     const x = this.input;
     if (x === null) throw new Error('Conv2d.backward() needs a kept forward pass first.');
-    const batch = x.shape[0];
-    const [outHeight, outWidth, outChannels] = this.outputShape;
-    const pixels = batch * outHeight * outWidth;
-    const dy = outputGradient.reshape([pixels, outChannels]) as tf.Tensor2D;
-    const patchesByPosition = tf.tensor2d(this.transposedPatches(x), [this.patchSize, pixels]);
-    const weightGradientT = new Float32Array(this.patchSize * outChannels);
-    copyTensorInto(tf.matMul(patchesByPosition, dy), weightGradientT);
-    transposeInto(weightGradientT, this.patchSize, outChannels, source.gradient, this.weight.offset);
-    copyTensorInto(tf.sum(dy, 0), source.gradient, this.bias.offset);
+    const dy = outputGradient as tf.Tensor4D;
+    const { kernel, stride, padding, outChannels } = this.shape;
+    const channels = this.shape.input[2];
+
+    const padded = padding > 0 ? tf.pad(x, [[0, 0], [padding, padding], [padding, padding], [0, 0]]) : x;
+    const byChannel = tf.transpose(padded, [3, 1, 2, 0]) as tf.Tensor4D;
+    const gradientFilter = tf.transpose(dy, [1, 2, 0, 3]) as tf.Tensor4D;
+    const taps = tf.conv2d(byChannel, gradientFilter, 1, 'valid', 'NHWC', stride);
+    // [in, k', k', out], k' >= k where the stride does not divide the input: the first k taps.
+    const weightGradient = tf.transpose(tf.slice(taps, [0, 0, 0, 0], [channels, kernel, kernel, outChannels]), [3, 1, 2, 0]);
+    copyTensorInto(weightGradient, source.gradient, this.weight.offset);
+    copyTensorInto(tf.sum(dy, [0, 1, 2]), source.gradient, this.bias.offset);
     if (!needInput) return null;
-    const patchGradient = tf.matMul(dy, this.weightTensors(source).matrix);
-    return tf.tensor4d(this.addPatchesBack(patchGradient, batch), x.shape);
+
+    if (stride === 1) {
+      const edge = kernel - 1 - padding;
+      return tf.conv2d(dy, this.weightTensors(source).flipped, 1, [[0, 0], [edge, edge], [edge, edge], [0, 0]]);
+    }
+    const pixels = dy.shape[0] * dy.shape[1] * dy.shape[2];
+    const patchGradient = tf.matMul(dy.reshape([pixels, outChannels]), this.weightTensors(source).matrix);
+    return tf.tensor4d(this.addPatchesBack(patchGradient, x.shape[0]), x.shape);
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {
@@ -123,42 +137,6 @@ export class Conv2d implements Layer {
       dilations: { ints: [1, 1] },
       group: { int: 1 },
     });
-  }
-
-  /**
-   * The image patches under each output pixel, transposed: row k holds patch position k
-   * (kernel row, kernel column, channel) of every output pixel in turn; zeros outside the image.
-   */
-  private transposedPatches(x: tf.Tensor4D): Float32Array {
-    const [batch, height, width, channels] = x.shape;
-    const image = new Float32Array(batch * height * width * channels);
-    copyTensorInto(x, image);
-    const [outHeight, outWidth] = this.outputShape;
-    const { kernel, stride, padding } = this.shape;
-    const pixels = batch * outHeight * outWidth;
-    const patches = new Float32Array(this.patchSize * pixels);
-    for (let ky = 0; ky < kernel; ky++) {
-      for (let kx = 0; kx < kernel; kx++) {
-        for (let c = 0; c < channels; c++) {
-          let target = ((ky * kernel + kx) * channels + c) * pixels;
-          for (let b = 0; b < batch; b++) {
-            for (let oy = 0; oy < outHeight; oy++) {
-              const iy = oy * stride - padding + ky;
-              if (iy < 0 || iy >= height) {
-                target += outWidth; // stays zero
-                continue;
-              }
-              const rowStart = (b * height + iy) * width;
-              for (let ox = 0; ox < outWidth; ox++, target++) {
-                const ix = ox * stride - padding + kx;
-                if (ix >= 0 && ix < width) patches[target] = image[(rowStart + ix) * channels + c];
-              }
-            }
-          }
-        }
-      }
-    }
-    return patches;
   }
 
   /** The input gradient: each patch's gradient added back where the patch was read from. */
@@ -190,10 +168,13 @@ export class Conv2d implements Layer {
     return image;
   }
 
-  /** The filter (k x k x in x out, for tf.conv2d), W (out x patch) and b as tensors, per parameter version. */
+  /**
+   * As tensors, per parameter version: the filter (k x k x in x out, for tf.conv2d), the filter
+   * flipped in space with in and out swapped (k x k x out x in, for dX), W (out x patch) and b.
+   */
   private weightTensors(source: ParameterSource) {
     if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
-    if (this.tensors !== null) tf.dispose([this.tensors.filter, this.tensors.matrix, this.tensors.bias]);
+    if (this.tensors !== null) tf.dispose([this.tensors.filter, this.tensors.flipped, this.tensors.matrix, this.tensors.bias]);
     const { kernel, outChannels } = this.shape;
     const channels = this.shape.input[2];
     const matrix = blockValues(source.parameters, this.weight);
@@ -202,6 +183,7 @@ export class Conv2d implements Layer {
     this.tensors = tf.tidy(() => ({
       version: source.version,
       filter: tf.keep(tf.tensor4d(filter, [kernel, kernel, channels, outChannels])),
+      flipped: tf.keep(tf.transpose(tf.reverse(tf.tensor4d(matrix, [outChannels, kernel, kernel, channels]), [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D),
       matrix: tf.keep(tf.tensor2d(matrix, [outChannels, this.patchSize])),
       bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
     }));

@@ -133,6 +133,14 @@ describe('layers: backward passes against tfjs autodiff', () => {
     );
   });
 
+  it('Conv2d, stride 1 unpadded (match3\'s layers)', () => {
+    expectGradientsMatch(
+      (allocate) => new Conv2d(allocate, 'conv', { input: [6, 5, 4], outChannels: 3, kernel: 3, stride: 1, padding: 0 }),
+      [2, 6, 5, 4],
+      (x, p) => tf.add(tf.conv2d(x as tf.Tensor4D, filterOf(p['conv.weight']), 1, 'valid'), p['conv.bias']),
+    );
+  });
+
   it.each([
     ['LeakyRelu', (shape: number[]) => new LeakyRelu(shape), (x: tf.Tensor) => tf.leakyRelu(x, 0.01)],
     ['Relu', (shape: number[]) => new Relu(shape), (x: tf.Tensor) => tf.relu(x)],
