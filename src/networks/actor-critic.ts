@@ -908,7 +908,9 @@ function describeDifference(theirs: ModelDescription, ours: ModelDescription): s
 
 function describeSpec(whose: string, model: ModelDescription): string {
   const branches = `[${model.discreteBranches.join(', ')}]`;
-  return `${whose}: ${model.inputSize} observation values, ${model.continuousSize} continuous actions, discrete branches ${branches}`;
+  const images = model.visualObservations?.map((v) => `[${v.shape.join(', ')}]`).join(', ');
+  const observations = images ? `images ${images} and ${model.inputSize} network inputs` : `${model.inputSize} observation values`;
+  return `${whose}: ${observations}, ${model.continuousSize} continuous actions, discrete branches ${branches}`;
 }
 
 /** Images are the rank-3 observations (channels, height, width, in either order). */
