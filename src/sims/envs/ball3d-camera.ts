@@ -16,7 +16,7 @@
  * is worked out once; only the pixels inside the screen rectangle that holds the cube and the
  * ball are cast, the rest is background; the renderer allocates nothing per frame.
  */
-import { Ball3DWorld, PLATFORM_HALF_SIZE } from './ball3d-physics';
+import { Ball3DWorld, PLATFORM_HALF_SIZE, rotationMatrix } from './ball3d-physics';
 
 /** The CameraSensor of upstream's Visual3DBall prefab: 84 x 84, RGB. */
 export const CAMERA_WIDTH = 84;
@@ -86,6 +86,8 @@ export class Ball3DCamera {
   // Per frame: the six face colors of the cube (-x, +x, -y, +y, -z, +z; r, g, b each), and the
   // screen rectangle to cast: colStart, colEnd, rowStart, rowEnd.
   private readonly faceColors = new Float64Array(18);
+  /** Scratch for the cube's rotation matrix. */
+  private readonly rotation = new Float64Array(9);
   private readonly bounds = new Int32Array(4);
   // The projected extent of what the rectangle must hold, gathered by see().
   private minU = 0;
@@ -131,15 +133,8 @@ export class Ball3DCamera {
     const ballY = world.posY[index];
     const ballZ = world.posZ[index];
     const br = world.radius[index];
-    const r00 = 1 - 2 * (qy * qy + qz * qz);
-    const r01 = 2 * (qx * qy - qw * qz);
-    const r02 = 2 * (qx * qz + qw * qy);
-    const r10 = 2 * (qx * qy + qw * qz);
-    const r11 = 1 - 2 * (qx * qx + qz * qz);
-    const r12 = 2 * (qy * qz - qw * qx);
-    const r20 = 2 * (qx * qz - qw * qy);
-    const r21 = 2 * (qy * qz + qw * qx);
-    const r22 = 1 - 2 * (qx * qx + qy * qy);
+    const m = rotationMatrix(qx, qy, qz, qw, this.rotation);
+    const r00 = m[0], r01 = m[1], r02 = m[2], r10 = m[3], r11 = m[4], r12 = m[5], r20 = m[6], r21 = m[7], r22 = m[8];
 
     // One color per face, flat: the face's outward normal is ± a column of the matrix.
     this.setFaceColors(0, r00, r10, r20);

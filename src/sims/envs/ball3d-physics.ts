@@ -54,6 +54,8 @@ export class Ball3DWorld {
   // The rotation at the end of the last world step: what the agent turned since tells how fast
   // the faces move during this step.
   private readonly lastW: Float64Array;
+  /** Scratch for one cube's rotation matrix. */
+  private readonly rotation = new Float64Array(9);
   private readonly lastX: Float64Array;
   private readonly lastY: Float64Array;
   private readonly lastZ: Float64Array;
@@ -185,15 +187,8 @@ export class Ball3DWorld {
       let pz = posZ[i] + vz * dt;
 
       // 3. Contact, in the cube's own frame: local = R^T world.
-      const r00 = 1 - 2 * (qy * qy + qz * qz);
-      const r01 = 2 * (qx * qy - qw * qz);
-      const r02 = 2 * (qx * qz + qw * qy);
-      const r10 = 2 * (qx * qy + qw * qz);
-      const r11 = 1 - 2 * (qx * qx + qz * qz);
-      const r12 = 2 * (qy * qz - qw * qx);
-      const r20 = 2 * (qx * qz - qw * qy);
-      const r21 = 2 * (qy * qz + qw * qx);
-      const r22 = 1 - 2 * (qx * qx + qy * qy);
+      const m = rotationMatrix(qx, qy, qz, qw, this.rotation);
+      const r00 = m[0], r01 = m[1], r02 = m[2], r10 = m[3], r11 = m[4], r12 = m[5], r20 = m[6], r21 = m[7], r22 = m[8];
       const lx = r00 * px + r10 * py + r20 * pz;
       const ly = r01 * px + r11 * py + r21 * pz;
       const lz = r02 * px + r12 * py + r22 * pz;
@@ -320,4 +315,18 @@ export class Ball3DWorld {
       lastZ[i] = qz;
     }
   }
+}
+
+/** The rotation matrix of a unit quaternion, row-major, written into `out` (which it returns). */
+export function rotationMatrix(qx: number, qy: number, qz: number, qw: number, out: Float64Array): Float64Array {
+  out[0] = 1 - 2 * (qy * qy + qz * qz);
+  out[1] = 2 * (qx * qy - qw * qz);
+  out[2] = 2 * (qx * qz + qw * qy);
+  out[3] = 2 * (qx * qy + qw * qz);
+  out[4] = 1 - 2 * (qx * qx + qz * qz);
+  out[5] = 2 * (qy * qz - qw * qx);
+  out[6] = 2 * (qx * qz - qw * qy);
+  out[7] = 2 * (qy * qz + qw * qx);
+  out[8] = 1 - 2 * (qx * qx + qy * qy);
+  return out;
 }
