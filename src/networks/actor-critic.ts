@@ -610,7 +610,9 @@ export class ActorCritic {
       return bodies.map(() => new Float32Array(0));
     }
     const vectorRows = this.normalizedInputs(observations, count);
-    const inputs = tf.tidy(() => bodies.map((body) => this.bodyInputs(body, observations, count, vectorRows, false)));
+    // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
+    const encode = () => bodies.map((body) => this.bodyInputs(body, observations, count, vectorRows, false));
+    const inputs = this.visualObservations.length > 0 ? tf.tidy(encode) : encode();
     const multiplyAdds = bodies.reduce((total, body) => total + this.multiplyAddsPerSample(body), 0) * count;
     if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
       return bodies.map((body, b) => this.inferInJavaScript(body, inputs[b], count));
