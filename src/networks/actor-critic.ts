@@ -48,6 +48,8 @@ import { copyTensorInto, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { VisualEncoder } from './encoders/visual-encoder';
 import type { GraphWriter, ParameterSource } from './layers/layer';
+import { DenseInit, initializeLinearWeights } from './layers/dense';
+import { swishBackward } from './layers/activations';
 
 export interface ActorCriticOptions {
   readonly network: NetworkSettings;
@@ -335,19 +337,14 @@ export class ActorCritic {
       if (!block.name.endsWith('.weight') || block.name.includes('.encoders.')) continue;
       const [outputs, inputs] = block.shape;
       const weights = this.parameters.subarray(block.offset, block.offset + outputs * inputs);
-      if (block.name.includes('.value_heads.')) {
-        // ValueHeads: XavierGlorotUniform with gain 1.
-        const bound = Math.sqrt(6 / (inputs + outputs));
-        for (let i = 0; i < weights.length; i++) weights[i] = this.random.range(-bound, bound);
-      } else {
-        // KaimingHeNormal for a linear layer: std = gain / sqrt(fan_in), with gain 1 in the
-        // bodies (LinearEncoder), 0.2 for the Gaussian means and log_sigma head, 0.1 for the
-        // branch logits.
-        const gaussianHead = block.name === 'actor.mu.weight' || block.name === 'actor.log_sigma.weight';
-        const gain = gaussianHead ? 0.2 : block.name.startsWith('actor.branches.') ? 0.1 : 1;
-        const std = gain / Math.sqrt(inputs);
-        for (let i = 0; i < weights.length; i++) weights[i] = std * this.random.gaussian();
-      }
+      // ValueHeads: XavierGlorotUniform with gain 1. Elsewhere KaimingHeNormal, with gain 1 in
+      // the bodies (LinearEncoder), 0.2 for the Gaussian means and log_sigma head, 0.1 for the
+      // branch logits.
+      const gaussianHead = block.name === 'actor.mu.weight' || block.name === 'actor.log_sigma.weight';
+      const init: DenseInit = block.name.includes('.value_heads.')
+        ? { kind: 'xavierUniform', gain: 1 }
+        : { kind: 'kaimingNormal', gain: gaussianHead ? 0.2 : block.name.startsWith('actor.branches.') ? 0.1 : 1 };
+      initializeLinearWeights(weights, inputs, outputs, init, this.random);
     }
     for (const body of this.bodies) {
       for (const encoder of body.encoders) encoder.initialize(this.parameters, this.random);
@@ -702,9 +699,7 @@ export class ActorCritic {
     for (let l = layers.length - 1; l >= 0; l--) {
       const layer = body.layers[l];
       const { input, gate, output } = layers[l];
-      // swish'(z) = s + swish(z) - swish(z) s, with s = sigmoid(z); same-shape ops only (a
-      // broadcast scalar in 1 - s makes the wasm backend's following ops markedly slower).
-      const preGradient = tf.mul(hiddenGradient, tf.sub(tf.add(gate, output), tf.mul(output, gate)));
+      const preGradient = swishBackward(hiddenGradient, gate, output);
       const inputsAsRows = l === 0 ? inputRows : tf.transpose(input);
       copyTensorInto(tf.matMul(preGradient, inputsAsRows), gradient, layer.weight.offset);
       copyTensorInto(tf.sum(preGradient, 1), gradient, layer.bias.offset);

@@ -72,10 +72,7 @@ export class Swish extends Activation {
 
   backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
     if (!needInput) return null;
-    const gate = kept(this.gate);
-    const output = kept(this.output);
-    // d/dx [x s(x)] = s + swish - swish s
-    return tf.mul(outputGradient, tf.sub(tf.add(gate, output), tf.mul(output, gate)));
+    return swishBackward(outputGradient, kept(this.gate), kept(this.output));
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string): string {
@@ -87,4 +84,13 @@ export class Swish extends Activation {
 function kept(tensor: tf.Tensor | null): tf.Tensor {
   if (tensor === null) throw new Error('An activation\'s backward() needs a kept forward pass first.');
   return tensor;
+}
+
+/**
+ * Swish's input gradient from its output gradient, its gate sigmoid(x) and its output:
+ * d/dx [x s(x)] = s + swish - swish s. Same-shape ops only: a broadcast scalar (1 - s) makes the
+ * wasm backend's following ops markedly slower.
+ */
+export function swishBackward(outputGradient: tf.Tensor, gate: tf.Tensor, output: tf.Tensor): tf.Tensor {
+  return tf.mul(outputGradient, tf.sub(tf.add(gate, output), tf.mul(output, gate)));
 }

@@ -41,15 +41,7 @@ export class Dense implements Layer {
 
   /** Weights as upstream's linear_layer draws them; biases 0. */
   initialize(parameters: Float32Array, random: SeededRandom): void {
-    const weights = blockValues(parameters, this.weight);
-    const { inputs, outputs, init } = this;
-    if (init.kind === 'kaimingNormal') {
-      const std = init.gain / Math.sqrt(inputs);
-      for (let i = 0; i < weights.length; i++) weights[i] = std * random.gaussian();
-    } else {
-      const bound = init.gain * Math.sqrt(6 / (inputs + outputs));
-      for (let i = 0; i < weights.length; i++) weights[i] = random.range(-bound, bound);
-    }
+    initializeLinearWeights(blockValues(parameters, this.weight), this.inputs, this.outputs, this.init, random);
     blockValues(parameters, this.bias).fill(0);
   }
 
@@ -94,5 +86,16 @@ export class Dense implements Layer {
     if (this.tensors === null) return;
     tf.dispose([this.tensors.transposed, this.tensors.weight, this.tensors.bias]);
     this.tensors = null;
+  }
+}
+
+/** Draws a linear layer's weights (outputs x inputs) as upstream's linear_layer does, in place. */
+export function initializeLinearWeights(weights: Float32Array, inputs: number, outputs: number, init: DenseInit, random: SeededRandom): void {
+  if (init.kind === 'kaimingNormal') {
+    const std = init.gain / Math.sqrt(inputs);
+    for (let i = 0; i < weights.length; i++) weights[i] = std * random.gaussian();
+  } else {
+    const bound = init.gain * Math.sqrt(6 / (inputs + outputs));
+    for (let i = 0; i < weights.length; i++) weights[i] = random.range(-bound, bound);
   }
 }
