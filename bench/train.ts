@@ -6,10 +6,12 @@
  *   (c) wall time to train upstream's SimpleGoal test cases (1D continuous, 1D discrete, 2D) with
  *       their configs and budgets, beside Python ML-Agents' times on this machine;
  *   (d) built-in Basic with config/ppo/Basic.yaml for 40000 steps: when its mean reward reaches 0.8;
+ *   (e) with --visual: built-in GridWorld and Visual3DBall with their config/ppo files and budgets;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
  *          --sac-3dball (also time SAC on 3DBall to a mean reward of 80)
+ *          --visual (also (e): GridWorld and Visual3DBall with config/ppo's files to their max_steps: long)
  */
 import { spawn } from 'child_process';
 import * as fs from 'fs';
@@ -136,18 +138,30 @@ const SIMPLE_GOAL_CASES: SimpleGoalCase[] = [
  * its period, not upstream's last 5 episodes, so the first crossing is indicative only.
  */
 /** (d) Built-in Basic with config/ppo/Basic.yaml for BASIC_STEPS steps: when its mean reward first reached 0.8. */
-async function basicToThreshold(): Promise<string[]> {
-  const cwd = tempDir('bench-basic');
-  const config = YAML.parse(fs.readFileSync(BASIC_CONFIG, 'utf8'));
-  config.behaviors.Basic.max_steps = BASIC_STEPS;
-  const configFile = path.join(cwd, 'Basic.yaml');
-  fs.writeFileSync(configFile, YAML.stringify(config));
-  const run = await runCli(cwd, [configFile, '--run-id=basic', '--env=builtin:Basic', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm']);
+/**
+ * Trains a built-in environment with one of config/'s files (its max_steps, or `maxSteps`) and
+ * says when the summaries' mean reward first reached `threshold`, and the last one.
+ */
+async function trainToThreshold(
+  configFile: string,
+  behavior: string,
+  environment: string,
+  threshold: number,
+  maxSteps?: number,
+): Promise<string[]> {
+  const cwd = tempDir(`bench-${environment}`);
+  const config = YAML.parse(fs.readFileSync(configFile, 'utf8'));
+  if (maxSteps !== undefined) config.behaviors[behavior].max_steps = maxSteps;
+  const file = path.join(cwd, path.basename(configFile));
+  fs.writeFileSync(file, YAML.stringify(config));
+  const args = [file, `--run-id=${environment}`, `--env=builtin:${environment}`, `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
+  const run = await runCli(cwd, args);
   const summaries = parseSummaries(run.output);
-  const reached = summaries.find((s) => s.meanReward !== null && s.meanReward >= 0.8);
+  const reached = summaries.find((s) => s.meanReward !== null && s.meanReward >= threshold);
   const last = summaries[summaries.length - 1];
   return [
-    String(BASIC_STEPS),
+    path.relative(ROOT, configFile),
+    String(config.behaviors[behavior].max_steps),
     run.wallSeconds.toFixed(1) + (run.exitCode === 0 ? '' : ` (exit code ${run.exitCode})`),
     reached ? `step ${reached.step} (${reached.elapsedSeconds.toFixed(1)} s)` : 'not reached',
     last?.meanReward?.toFixed(3) ?? '',
@@ -182,6 +196,7 @@ async function main(): Promise<void> {
       threaded: { type: 'string', default: 'false,true' },
       backends: { type: 'string', default: 'wasm,cpu' },
       'sac-3dball': { type: 'boolean', default: false },
+      visual: { type: 'boolean', default: false },
     },
   });
   const seconds = Number(values.seconds);
@@ -215,9 +230,20 @@ async function main(): Promise<void> {
 
   printTable(
     `(d) built-in Basic, config/ppo/Basic.yaml with max_steps ${BASIC_STEPS} (seed 1, wasm backend)`,
-    ['max_steps', 'run wall s', 'first summary mean >= 0.8', 'last summary mean'],
-    [await basicToThreshold()],
+    ['config', 'max_steps', 'run wall s', 'first summary mean >= 0.8', 'last summary mean'],
+    [await trainToThreshold(BASIC_CONFIG, 'Basic', 'Basic', 0.8, BASIC_STEPS)],
   );
+
+  if (values.visual) {
+    printTable(
+      '(e) visual observations: built-in GridWorld (threshold 0.8, upstream\'s benchmark) and Visual3DBall (80), their configs and budgets (seed 1, wasm backend)',
+      ['config', 'max_steps', 'run wall s', 'first summary mean >= threshold', 'last summary mean'],
+      [
+        await trainToThreshold(path.join(ROOT, 'config', 'ppo', 'GridWorld.yaml'), 'GridWorld', 'GridWorld', 0.8),
+        await trainToThreshold(path.join(ROOT, 'config', 'ppo', 'Visual3DBall.yaml'), 'Visual3DBall', 'Visual3DBall', 80),
+      ],
+    );
+  }
 
   console.log('\nSAC (bench/sac.ts):');
   await sacBenchmarks({ backends: values.backends as string, minSeconds: 2, seed: 1, ball3d: values['sac-3dball'] as boolean });
