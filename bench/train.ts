@@ -6,12 +6,13 @@
  *   (c) wall time to train upstream's SimpleGoal test cases (1D continuous, 1D discrete, 2D) with
  *       their configs and budgets, beside Python ML-Agents' times on this machine;
  *   (d) built-in Basic with config/ppo/Basic.yaml for 40000 steps: when its mean reward reaches 0.8;
- *   (e) with --visual: built-in GridWorld and Visual3DBall with their config/ppo files and budgets;
+ *   (e) with --visual, instead of the rest: built-in GridWorld and Visual3DBall with their config/ppo
+ *       files and budgets, each stopped once its summary mean reward reaches the threshold;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
  *          --sac-3dball (also time SAC on 3DBall to a mean reward of 80)
- *          --visual (also (e): GridWorld and Visual3DBall with config/ppo's files to their max_steps: long)
+ *          --visual (only (e): GridWorld and Visual3DBall with config/ppo's files, up to their max_steps: long)
  */
 import { spawn } from 'child_process';
 import * as fs from 'fs';
@@ -53,12 +54,18 @@ interface Run {
   exitCode: number | null;
 }
 
-/** Runs the built CLI in `cwd`; after `stopAfterSeconds` (if given) sends SIGINT, as a user's Ctrl+C. */
-function runCli(cwd: string, args: string[], stopAfterSeconds?: number): Promise<Run> {
+/**
+ * Runs the built CLI in `cwd`; after `stopAfterSeconds` (if given), or once `stopWhen` says so of
+ * the output so far, sends SIGINT, as a user's Ctrl+C.
+ */
+function runCli(cwd: string, args: string[], stopAfterSeconds?: number, stopWhen?: (output: string) => boolean): Promise<Run> {
   const start = performance.now();
   const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (stopWhen?.(output)) child.kill('SIGINT');
+  });
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const timer = stopAfterSeconds === undefined ? undefined : setTimeout(() => child.kill('SIGINT'), stopAfterSeconds * 1000);
   return new Promise((resolve) => {
@@ -155,9 +162,11 @@ async function trainToThreshold(
   const file = path.join(cwd, path.basename(configFile));
   fs.writeFileSync(file, YAML.stringify(config));
   const args = [file, `--run-id=${environment}`, `--env=builtin:${environment}`, `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
-  const run = await runCli(cwd, args);
+  const reachedIn = (output: string) => parseSummaries(output).find((s) => s.meanReward !== null && s.meanReward >= threshold);
+  // Stopped (Ctrl+C: the model is saved) once the threshold is reached: the rest of the budget says nothing more.
+  const run = await runCli(cwd, args, undefined, (output) => reachedIn(output) !== undefined);
   const summaries = parseSummaries(run.output);
-  const reached = summaries.find((s) => s.meanReward !== null && s.meanReward >= threshold);
+  const reached = reachedIn(run.output);
   const last = summaries[summaries.length - 1];
   return [
     path.relative(ROOT, configFile),
@@ -201,6 +210,19 @@ async function main(): Promise<void> {
   });
   const seconds = Number(values.seconds);
 
+  if (values.visual) {
+    printTable(
+      '(e) visual observations: built-in GridWorld (threshold 0.8, upstream\'s benchmark) and Visual3DBall (80), their configs and budgets (seed 1, wasm backend)',
+      ['config', 'max_steps', 'run wall s', 'first summary mean >= threshold', 'last summary mean'],
+      [
+        await trainToThreshold(path.join(ROOT, 'config', 'ppo', 'GridWorld.yaml'), 'GridWorld', 'GridWorld', 0.8),
+        await trainToThreshold(path.join(ROOT, 'config', 'ppo', 'Visual3DBall.yaml'), 'Visual3DBall', 'Visual3DBall', 80),
+      ],
+    );
+    return;
+  }
+
+
   const throughput: string[][] = [];
   for (const numEnvs of (values['num-envs'] as string).split(',').map(Number)) {
     for (const threaded of (values.threaded as string).split(',').map((t) => t === 'true')) {
@@ -233,17 +255,6 @@ async function main(): Promise<void> {
     ['config', 'max_steps', 'run wall s', 'first summary mean >= 0.8', 'last summary mean'],
     [await trainToThreshold(BASIC_CONFIG, 'Basic', 'Basic', 0.8, BASIC_STEPS)],
   );
-
-  if (values.visual) {
-    printTable(
-      '(e) visual observations: built-in GridWorld (threshold 0.8, upstream\'s benchmark) and Visual3DBall (80), their configs and budgets (seed 1, wasm backend)',
-      ['config', 'max_steps', 'run wall s', 'first summary mean >= threshold', 'last summary mean'],
-      [
-        await trainToThreshold(path.join(ROOT, 'config', 'ppo', 'GridWorld.yaml'), 'GridWorld', 'GridWorld', 0.8),
-        await trainToThreshold(path.join(ROOT, 'config', 'ppo', 'Visual3DBall.yaml'), 'Visual3DBall', 'Visual3DBall', 80),
-      ],
-    );
-  }
 
   console.log('\nSAC (bench/sac.ts):');
   await sacBenchmarks({ backends: values.backends as string, minSeconds: 2, seed: 1, ball3d: values['sac-3dball'] as boolean });
