@@ -14,8 +14,10 @@
  *    tap sums input x gradient over the batch and the output pixels.
  *  - dX, stride 1: a convolution of the output gradient, padded by kernel - 1 - padding, by the
  *    filter flipped in space with in and out swapped.
- *  - dX, larger strides: dP = dY W (one row per output pixel), each row of dP then added back
- *    where its patch came from (col2im); the dilated convolution would multiply stride^2 more zeros.
+ *  - dX, larger strides: split by where each input pixel falls within a stride (stride^2 phases);
+ *    each phase is a stride-1 convolution of the output gradient with the filter taps of that
+ *    phase, flipped; the phases are then interleaved. (One convolution of the gradient dilated by
+ *    the stride would multiply stride^2 as many zeros; im2col's col2im runs in JavaScript.)
  * The exported ONNX Conv takes torch's out x in x k x k layout, permuted at export.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -45,7 +47,7 @@ export class Conv2d implements Layer {
   readonly bias: ParameterBlock;
   /** Values in one patch: kernel x kernel x input channels. */
   private readonly patchSize: number;
-  private tensors: { version: number; filter: tf.Tensor4D; flipped: tf.Tensor4D; matrix: tf.Tensor2D; bias: tf.Tensor1D } | null = null;
+  private tensors: { version: number; filter: tf.Tensor4D; flipped: tf.Tensor4D; phases: Phase[]; bias: tf.Tensor1D } | null = null;
   private input: tf.Tensor4D | null = null;
 
   constructor(
@@ -108,9 +110,47 @@ export class Conv2d implements Layer {
       const edge = kernel - 1 - padding;
       return tf.conv2d(dy, this.weightTensors(source).flipped, 1, [[0, 0], [edge, edge], [edge, edge], [0, 0]]);
     }
-    const pixels = dy.shape[0] * dy.shape[1] * dy.shape[2];
-    const patchGradient = tf.matMul(dy.reshape([pixels, outChannels]), this.weightTensors(source).matrix);
-    return tf.tensor4d(this.addPatchesBack(patchGradient, x.shape[0]), x.shape);
+    return this.stridedInputGradient(dy, this.weightTensors(source).phases);
+  }
+
+  /**
+   * dX for stride s > 1. An input row iy is reached by kernel rows ky = (iy + padding) mod s + s t
+   * from output rows (iy + padding - ky) / s: per phase (iy + padding) mod s, a stride-1 "full"
+   * convolution of dY with that phase's taps, flipped (likewise for columns).
+   */
+  private stridedInputGradient(dy: tf.Tensor4D, phases: readonly Phase[]): tf.Tensor {
+    const { kernel, stride, padding } = this.shape;
+    const [height, width, channels] = this.shape.input;
+    const [batch, outHeight, outWidth] = dy.shape;
+    const mostTaps = Math.ceil(kernel / stride);
+    const rows = outHeight + mostTaps - 1;
+    const cols = outWidth + mostTaps - 1;
+    const byRowPhase = [];
+    for (let ry = 0; ry < stride; ry++) {
+      const byColumnPhase = [];
+      for (let rx = 0; rx < stride; rx++) {
+        const phase = phases[ry * stride + rx];
+        if (phase.filter === null) {
+          byColumnPhase.push(tf.zeros([batch, rows, cols, channels]));
+          continue;
+        }
+        const [tapsY, tapsX] = phase.taps;
+        const pad: [[number, number], [number, number], [number, number], [number, number]] = [
+          [0, 0],
+          [tapsY - 1, rows - outHeight],
+          [tapsX - 1, cols - outWidth],
+          [0, 0],
+        ];
+        byColumnPhase.push(tf.conv2d(dy, phase.filter, 1, pad));
+      }
+      byRowPhase.push(tf.stack(byColumnPhase, 3));
+    }
+    // [batch, rows, stride, cols, stride, channels]: row Q s + ry, column Qx s + rx of the padded input.
+    let padded = tf.stack(byRowPhase, 2).reshape([batch, rows * stride, cols * stride, channels]);
+    const missingRows = Math.max(0, padding + height - rows * stride);
+    const missingCols = Math.max(0, padding + width - cols * stride);
+    if (missingRows > 0 || missingCols > 0) padded = tf.pad(padded, [[0, 0], [0, missingRows], [0, missingCols], [0, 0]]);
+    return tf.slice(padded, [0, padding, padding, 0], [batch, height, width, channels]);
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {
@@ -139,54 +179,65 @@ export class Conv2d implements Layer {
     });
   }
 
-  /** The input gradient: each patch's gradient added back where the patch was read from. */
-  private addPatchesBack(patchGradient: tf.Tensor, batch: number): Float32Array {
-    const [height, width, channels] = this.shape.input;
-    const [outHeight, outWidth] = this.outputShape;
-    const { kernel, stride, padding } = this.shape;
-    const gradients = new Float32Array(batch * outHeight * outWidth * this.patchSize);
-    copyTensorInto(patchGradient, gradients);
-    const image = new Float32Array(batch * height * width * channels);
-    let row = 0;
-    for (let b = 0; b < batch; b++) {
-      for (let oy = 0; oy < outHeight; oy++) {
-        for (let ox = 0; ox < outWidth; ox++, row += this.patchSize) {
-          for (let ky = 0; ky < kernel; ky++) {
-            const iy = oy * stride - padding + ky;
-            if (iy < 0 || iy >= height) continue;
-            for (let kx = 0; kx < kernel; kx++) {
-              const ix = ox * stride - padding + kx;
-              if (ix < 0 || ix >= width) continue;
-              const target = ((b * height + iy) * width + ix) * channels;
-              const source = row + (ky * kernel + kx) * channels;
-              for (let c = 0; c < channels; c++) image[target + c] += gradients[source + c];
-            }
-          }
-        }
-      }
-    }
-    return image;
-  }
-
   /**
    * As tensors, per parameter version: the filter (k x k x in x out, for tf.conv2d), the filter
-   * flipped in space with in and out swapped (k x k x out x in, for dX), W (out x patch) and b.
+   * flipped in space with in and out swapped (k x k x out x in, for dX at stride 1), the flipped
+   * taps of each stride phase (for dX at larger strides) and b.
    */
   private weightTensors(source: ParameterSource) {
     if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
-    if (this.tensors !== null) tf.dispose([this.tensors.filter, this.tensors.flipped, this.tensors.matrix, this.tensors.bias]);
+    if (this.tensors !== null) {
+      const { filter, flipped, phases, bias } = this.tensors;
+      tf.dispose([filter, flipped, bias, ...phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
+    }
     const { kernel, outChannels } = this.shape;
     const channels = this.shape.input[2];
     const matrix = blockValues(source.parameters, this.weight);
     const filter = new Float32Array(matrix.length);
     transposeInto(matrix, outChannels, this.patchSize, filter);
-    this.tensors = tf.tidy(() => ({
-      version: source.version,
+    const kept = tf.tidy(() => ({
       filter: tf.keep(tf.tensor4d(filter, [kernel, kernel, channels, outChannels])),
       flipped: tf.keep(tf.transpose(tf.reverse(tf.tensor4d(matrix, [outChannels, kernel, kernel, channels]), [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D),
-      matrix: tf.keep(tf.tensor2d(matrix, [outChannels, this.patchSize])),
       bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
     }));
+    // Kept (this may run inside a caller's tidy scope): they live until the parameters change.
+    const phases = this.shape.stride === 1 ? [] : phaseFilters(matrix, this.shape, channels).map((phase) => ({ ...phase, filter: phase.filter === null ? null : tf.keep(phase.filter) }));
+    this.tensors = { version: source.version, ...kept, phases };
     return this.tensors;
   }
+}
+
+/** The filter taps of one stride phase, flipped, as tf.conv2d's filter (taps y x taps x x out x in); null when none. */
+interface Phase {
+  readonly taps: [number, number];
+  readonly filter: tf.Tensor4D | null;
+}
+
+function phaseFilters(weight: Float32Array, shape: Conv2dShape, channels: number): Phase[] {
+  const { kernel, stride, outChannels } = shape;
+  const taps = (phase: number) => Math.max(0, Math.ceil((kernel - phase) / stride));
+  const phases: Phase[] = [];
+  for (let ry = 0; ry < stride; ry++) {
+    for (let rx = 0; rx < stride; rx++) {
+      const [tapsY, tapsX] = [taps(ry), taps(rx)];
+      if (tapsY === 0 || tapsX === 0) {
+        phases.push({ taps: [tapsY, tapsX], filter: null });
+        continue;
+      }
+      const values = new Float32Array(tapsY * tapsX * outChannels * channels);
+      for (let t = 0; t < tapsY; t++) {
+        const ky = ry + stride * (tapsY - 1 - t);
+        for (let u = 0; u < tapsX; u++) {
+          const kx = rx + stride * (tapsX - 1 - u);
+          for (let o = 0; o < outChannels; o++) {
+            const from = ((o * kernel + ky) * kernel + kx) * channels;
+            const to = ((t * tapsX + u) * outChannels + o) * channels;
+            values.set(weight.subarray(from, from + channels), to);
+          }
+        }
+      }
+      phases.push({ taps: [tapsY, tapsX], filter: tf.tensor4d(values, [tapsY, tapsX, outChannels, channels]) });
+    }
+  }
+  return phases;
 }

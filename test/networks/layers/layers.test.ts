@@ -125,6 +125,23 @@ describe('layers: backward passes against tfjs autodiff', () => {
     );
   });
 
+  it('Conv2d, stride 2 on odd sizes (simple and nature_cnn\'s second layer)', () => {
+    expectGradientsMatch(
+      (allocate) => new Conv2d(allocate, 'conv', { input: [11, 8, 3], outChannels: 5, kernel: 4, stride: 2, padding: 0 }),
+      [2, 11, 8, 3],
+      (x, p) => tf.add(tf.conv2d(x as tf.Tensor4D, filterOf(p['conv.weight']), 2, 'valid'), p['conv.bias']),
+    );
+  });
+
+  it('Conv2d, stride 3 with padding and a kernel smaller than the stride', () => {
+    expectGradientsMatch(
+      (allocate) => new Conv2d(allocate, 'conv', { input: [10, 9, 2], outChannels: 3, kernel: 2, stride: 3, padding: 1 }),
+      [2, 10, 9, 2],
+      (x, p) =>
+        tf.add(tf.conv2d(tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]]) as tf.Tensor4D, filterOf(p['conv.weight']), 3, 'valid'), p['conv.bias']),
+    );
+  });
+
   it('Conv2d, padded (resnet\'s 3x3 layers)', () => {
     expectGradientsMatch(
       (allocate) => new Conv2d(allocate, 'conv', { input: [7, 6, 2], outChannels: 3, kernel: 3, stride: 1, padding: 1 }),
