@@ -1,12 +1,13 @@
 /**
- * A fully connected network with a hand-written backward pass: SAC's Q networks (upstream's
- * ValueNetwork given the continuous actions as extra inputs, one output per discrete action or a
- * single one, per reward signal).
+ * A fully connected network with a hand-written backward pass: the body and heads of SAC's Q
+ * networks (src/networks/q-network.ts: upstream's ValueNetwork given the continuous actions as
+ * extra inputs, one output per discrete action or a single one, per reward signal).
  *
  * Layers are Swish(W x + b), as upstream's LinearEncoder, then a linear head. Batches are
  * row-major (count x features). The backward pass gives the gradient with respect to the
  * parameters and to the inputs: SAC's policy loss needs dQ/da at the actor's sampled action.
- * The parameters live in one Float32Array (Adam updates them in JavaScript).
+ * The parameters live in one Float32Array (Adam updates them in JavaScript), its own or a view of
+ * a larger one (MlpStorage).
  *
  * Two ways to run the same arithmetic: plain loops (JsMlp) for small networks, where the
  * per-op overhead of tensor ops would cost more than the products themselves (upstream's test
@@ -52,18 +53,24 @@ export interface Mlp {
 /** Above this many multiply-adds per sample, tfjs products beat plain loops (measured on wasm). */
 export const TENSOR_WORK_PER_SAMPLE = 2048;
 
-/** The network of this shape, run the faster way for its size. */
-export function createMlp(shape: MlpShape, random: SeededRandom): Mlp {
-  const { inputs, hiddenUnits, numLayers, outputs } = shape;
-  const work = inputs * hiddenUnits + (numLayers - 1) * hiddenUnits * hiddenUnits + hiddenUnits * outputs;
-  return work > TENSOR_WORK_PER_SAMPLE ? new TensorMlp(shape, random) : new JsMlp(shape, random);
+/**
+ * Where a network keeps its parameters and their gradient, when they are part of larger vectors
+ * (views of mlpParameterCount(shape) values each); by default it allocates its own.
+ */
+export interface MlpStorage {
+  readonly parameters: Float32Array;
+  readonly gradient: Float32Array;
 }
 
-/**
- * The parameter layout and initial values: as the actor-critic's bodies and value heads, hidden
- * layers normal with std 1 / sqrt(fan_in), the head Xavier-Glorot uniform, biases 0.
- */
-function initialParameters(shape: MlpShape, random: SeededRandom): { layers: LinearLayer[]; parameters: Float32Array } {
+/** The network of this shape, run the faster way for its size. */
+export function createMlp(shape: MlpShape, random: SeededRandom, storage?: MlpStorage): Mlp {
+  const { inputs, hiddenUnits, numLayers, outputs } = shape;
+  const work = inputs * hiddenUnits + (numLayers - 1) * hiddenUnits * hiddenUnits + hiddenUnits * outputs;
+  return work > TENSOR_WORK_PER_SAMPLE ? new TensorMlp(shape, random, storage) : new JsMlp(shape, random, storage);
+}
+
+/** The weights and biases of each linear layer, the head last, as offsets into the parameters. */
+function linearLayers(shape: MlpShape): { layers: LinearLayer[]; size: number } {
   const { inputs, hiddenUnits, numLayers, outputs } = shape;
   const layers: LinearLayer[] = [];
   let size = 0;
@@ -73,7 +80,33 @@ function initialParameters(shape: MlpShape, random: SeededRandom): { layers: Lin
   };
   for (let l = 0; l < numLayers; l++) addLayer(l === 0 ? inputs : hiddenUnits, hiddenUnits);
   addLayer(numLayers === 0 ? inputs : hiddenUnits, outputs);
-  const parameters = new Float32Array(size);
+  return { layers, size };
+}
+
+/** How many values a network of this shape has: its weights and biases. */
+export function mlpParameterCount(shape: MlpShape): number {
+  return linearLayers(shape).size;
+}
+
+/**
+ * The parameter layout and initial values: as the actor-critic's bodies and value heads, hidden
+ * layers normal with std 1 / sqrt(fan_in), the head Xavier-Glorot uniform, biases 0.
+ */
+function initialParameters(
+  shape: MlpShape,
+  random: SeededRandom,
+  storage?: MlpStorage,
+): { layers: LinearLayer[]; parameters: Float32Array; gradient: Float32Array } {
+  const { numLayers } = shape;
+  const { layers, size } = linearLayers(shape);
+  if (storage !== undefined && (storage.parameters.length !== size || storage.gradient.length !== size)) {
+    throw new Error(
+      `The network has ${size} parameters but was given room for ${storage.parameters.length} (gradient ${storage.gradient.length}).`,
+    );
+  }
+  const parameters = storage?.parameters ?? new Float32Array(size);
+  const gradient = storage?.gradient ?? new Float32Array(size);
+  parameters.fill(0);
   layers.forEach((layer, l) => {
     const weights = parameters.subarray(layer.weightOffset, layer.biasOffset);
     if (l < numLayers) {
@@ -84,7 +117,7 @@ function initialParameters(shape: MlpShape, random: SeededRandom): { layers: Lin
       for (let i = 0; i < weights.length; i++) weights[i] = random.range(-bound, bound);
     }
   });
-  return { layers, parameters };
+  return { layers, parameters, gradient };
 }
 
 /** The network in plain loops over typed arrays. */
@@ -102,9 +135,9 @@ export class JsMlp implements Mlp {
   constructor(
     readonly shape: MlpShape,
     random: SeededRandom,
+    storage?: MlpStorage,
   ) {
-    ({ layers: this.layers, parameters: this.parameters } = initialParameters(shape, random));
-    this.gradient = new Float32Array(this.parameters.length);
+    ({ layers: this.layers, parameters: this.parameters, gradient: this.gradient } = initialParameters(shape, random, storage));
   }
 
   /** The outputs (count x outputs) for `inputs` (count x inputs); keeps what backward() needs. */
@@ -217,9 +250,9 @@ export class TensorMlp implements Mlp {
   constructor(
     readonly shape: MlpShape,
     random: SeededRandom,
+    storage?: MlpStorage,
   ) {
-    ({ layers: this.layers, parameters: this.parameters } = initialParameters(shape, random));
-    this.gradient = new Float32Array(this.parameters.length);
+    ({ layers: this.layers, parameters: this.parameters, gradient: this.gradient } = initialParameters(shape, random, storage));
     this.transposedWeights = this.layers.map((layer) => new Float32Array(layer.inputs * layer.outputs));
   }
 

@@ -1,6 +1,10 @@
-/** The configuration of the SAC mlagents-learn tests. */
+/**
+ * The configuration of the SAC mlagents-learn tests, and trainSacCase: one SAC run of upstream's
+ * sac_dummy_config with a case's changes (upstream's own cases are in ./upstream-cases.ts).
+ */
 import * as fs from 'fs';
 import * as path from 'path';
+import { runUpstreamCase } from './upstream-cases';
 
 /**
  * Writes <folder>/config.yaml: upstream's sac_dummy_config() (everything else ML-Agents' default:
@@ -31,4 +35,27 @@ ${extraHyperparameters}    network_settings:
 `,
   );
   return file;
+}
+
+/** One SAC run on SimpleGoal: upstream's sac_dummy_config with these changes. */
+export interface SacCase {
+  /** SimpleGoal's options (--env-args), e.g. ['--num-visual', '1', '--num-vector', '0']. */
+  readonly envArgs: readonly string[];
+  /** Replaces these hyperparameters of sac_dummy_config. */
+  readonly hyperparameters?: Record<string, unknown>;
+  /** Replaces these network_settings of sac_dummy_config. */
+  readonly network?: Record<string, unknown>;
+  readonly maxSteps: number;
+  /** mlagents-learn's --seed (the trainer's and the environment's); 1 by default. */
+  readonly seed?: number;
+}
+
+/**
+ * Trains one SAC case with mlagents-learn over real gRPC against the built-in SimpleGoal, in this
+ * process (runUpstreamCase of ./upstream-cases.ts); returns the mean of the last 5 episode
+ * rewards, as upstream's default_reward_processor judges a run.
+ */
+export function trainSacCase(runId: string, sacCase: SacCase): Promise<number> {
+  const { envArgs, hyperparameters, network, maxSteps, seed = 1 } = sacCase;
+  return runUpstreamCase({ name: runId, trainer: 'sac', envArgs, hyperparameters, network, maxSteps, threshold: 0 }, seed);
 }

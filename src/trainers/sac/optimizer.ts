@@ -16,11 +16,13 @@
  *
  * Where the networks live: the actor and V are the two bodies of one ActorCritic (acting,
  * normalization, checkpoints and export shared with PPO), differentiated by its hand-derived
- * backward pass; the Q networks are plain-JavaScript MLPs (src/networks/mlp.ts) that also give
- * dQ/da for the policy loss. All networks read the actor's normalized observations, as upstream
- * copies the policy's normalizer into them before each update.
+ * backward pass, each body with its own visual encoders; the target is a second ActorCritic
+ * whose critic body (encoders included) follows V. The Q networks (src/networks/q-network.ts)
+ * have their own visual encoders and an MLP whose input gradient gives dQ/da for the policy
+ * loss. All networks read the actor's normalized vector observations, as upstream copies the
+ * policy's normalizer into them before each update.
  */
-import { UnsupportedModelError } from '../../networks/unsupported-model';
+import * as tf from '@tensorflow/tfjs';
 import type { SACSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { SeededRandom } from '../../common/random';
@@ -35,7 +37,7 @@ import {
   writeCheckpointFile,
 } from '../../networks/checkpoint-file';
 import { EPSILON, maskedSoftmax } from '../../networks/distributions';
-import { Mlp, createMlp } from '../../networks/mlp';
+import { QNetwork } from '../../networks/q-network';
 import { decayedValue } from '../../networks/schedule';
 import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma, squashedGaussianLogProb } from '../../networks/squashed-gaussian';
 import { NonFiniteLossError } from '../non-finite-loss';
@@ -90,8 +92,8 @@ export interface SacGradients extends ActorPass {
 }
 
 export class SacOptimizer {
-  readonly q1: Mlp;
-  readonly q2: Mlp;
+  readonly q1: QNetwork;
+  readonly q2: QNetwork;
   /** The value network's slow copy (only its critic body is used). */
   readonly target: ActorCritic;
   /** log alpha: one per discrete branch, then one for the continuous actions (upstream's LogEntCoef). */
@@ -118,12 +120,6 @@ export class SacOptimizer {
     spec: BehaviorSpec,
     readonly settings: SacOptimizerSettings,
   ) {
-    if (model.visualObservationCount > 0) {
-      throw new UnsupportedModelError(
-        'trainer_type sac with visual observations is not built yet (its Q networks have no visual encoders): ' +
-          'train this behavior with trainer_type: ppo for now.',
-      );
-    }
     this.random = new SeededRandom(settings.seed + 7);
     const actionSpec = model.actionSpec;
     this.continuousSize = actionSpec.continuousSize;
@@ -136,15 +132,9 @@ export class SacOptimizer {
     }
     this.qOutputs = Math.max(total, 1);
     const streams = model.rewardSignals.length;
-    const network = model.options.network;
-    const qShape = {
-      inputs: model.inputSize + this.continuousSize,
-      hiddenUnits: network.hidden_units,
-      numLayers: network.num_layers,
-      outputs: streams * this.qOutputs,
-    };
-    this.q1 = createMlp(qShape, this.random);
-    this.q2 = createMlp(qShape, this.random);
+    const qSettings = { network: model.options.network, continuousActions: this.continuousSize, outputs: streams * this.qOutputs };
+    this.q1 = new QNetwork(spec, qSettings, this.random);
+    this.q2 = new QNetwork(spec, qSettings, this.random);
     this.target = new ActorCritic(spec, model.options);
     this.target.parameters.set(model.parameters);
     this.target.parametersChanged();
@@ -183,7 +173,9 @@ export class SacOptimizer {
     this.modelAdam.apply(model.parameters, gradients.modelGradient, learningRate);
     model.parametersChanged();
     this.q1Adam.apply(this.q1.parameters, gradients.q1Gradient, learningRate);
+    this.q1.parametersChanged();
     this.q2Adam.apply(this.q2.parameters, gradients.q2Gradient, learningRate);
+    this.q2.parametersChanged();
     this.entropyAdam.apply(this.logEntropyCoefficients, Float32Array.from(gradients.entropyCoefficientGradient), learningRate);
     this.softUpdateTarget(this.settings.hyperparameters.tau);
 
@@ -216,22 +208,38 @@ export class SacOptimizer {
     });
 
     let actorPass!: ActorPass;
-    const { gradient } = model.computeGradient(batch.observations, n, (outputs, gradients) => {
-      actorPass = this.actorAndValueLoss(outputs, gradients, inputs, batch);
+    let modelGradient!: Float32Array;
+    let q1Loss = 0;
+    let q2Loss = 0;
+    // One scope for the Q networks' encoders: one encoding of the observations serves the
+    // policy's sampled actions and the stored ones, and its backward runs in the Q losses. The
+    // Q losses come last: their backward passes overwrite what Q1's dQ/da pass left in its gradient.
+    tf.tidy(() => {
+      const q1Encoded = this.q1.encode(batch.observations, inputs, n, true);
+      const q2Encoded = this.q2.encode(batch.observations, inputs, n, true);
+      modelGradient = model.computeGradient(batch.observations, n, (outputs, gradients) => {
+        actorPass = this.actorAndValueLoss(outputs, gradients, q1Encoded, q2Encoded, batch);
+      }).gradient;
+      q1Loss = this.qLoss(this.q1, q1Encoded, batch, backups);
+      q2Loss = this.qLoss(this.q2, q2Encoded, batch, backups);
     });
-    const storedInputs = this.qInputs(inputs, batch.continuousActions, n);
-    const q1Loss = this.qLoss(this.q1, storedInputs, batch, backups);
-    const q2Loss = this.qLoss(this.q2, storedInputs, batch, backups);
 
-    return { ...actorPass, q1Loss, q2Loss, modelGradient: gradient, q1Gradient: this.q1.gradient, q2Gradient: this.q2.gradient };
+    return { ...actorPass, q1Loss, q2Loss, modelGradient, q1Gradient: this.q1.gradient, q2Gradient: this.q2.gradient };
   }
 
   /**
    * The policy and value losses from the actor's and V's outputs: samples a~ by
-   * reparameterization, runs both Q networks at it, and writes d loss / d head outputs into
-   * `gradients` (the policy loss's for the actor heads, the value loss's for V).
+   * reparameterization, runs both Q networks at it (on their encodings of the observations), and
+   * writes d loss / d head outputs into `gradients` (the policy loss's for the actor heads, the
+   * value loss's for V).
    */
-  private actorAndValueLoss(outputs: HeadOutputs, gradients: HeadGradients, inputs: Float32Array, batch: ReplayRows): ActorPass {
+  private actorAndValueLoss(
+    outputs: HeadOutputs,
+    gradients: HeadGradients,
+    q1Encoded: Float32Array,
+    q2Encoded: Float32Array,
+    batch: ReplayRows,
+  ): ActorPass {
     const n = outputs.count;
     const C = this.continuousSize;
     const B = this.branches.length;
@@ -276,9 +284,8 @@ export class SacOptimizer {
       }
     }
 
-    const sampledInputs = this.qInputs(inputs, sampled, n);
-    const q1p = this.q1.forward(sampledInputs, n);
-    const q2p = this.q2.forward(sampledInputs, n);
+    const q1p = this.q1.forward(q1Encoded, sampled, n);
+    const q2p = this.q2.forward(q2Encoded, sampled, n);
 
     // Policy loss: d/d mean Q1 (over the reward signals) of each output, for Q1's backward pass.
     const q1OutputGradient = new Float32Array(n * S * K);
@@ -364,10 +371,11 @@ export class SacOptimizer {
       }
     }
 
-    // dL/da from Q1, then through tanh, the log probability and the clamp to the actor's heads.
+    // dL/da from Q1 (its MLP's input gradient; the policy loss trains no Q network, so its
+    // encoders are left alone), then through tanh, the log probability and the clamp to the
+    // actor's heads.
     if (C > 0) {
-      const qInputGradient = this.q1.backward(q1OutputGradient);
-      const width = this.model.inputSize + C;
+      const actionGradient = this.q1.backward(q1OutputGradient, false);
       for (let i = 0; i < n; i++) {
         for (let j = 0; j < C; j++) {
           const k = i * C + j;
@@ -376,7 +384,7 @@ export class SacOptimizer {
           const std = Math.exp(clampLogSigma(rawLogStd));
           const u = unsquashed[k];
           const a = sampled[k];
-          const byAction = qInputGradient[i * width + this.model.inputSize + j];
+          const byAction = actionGradient[k];
           const twoVariance = 2 * std * std + EPSILON;
           // d log pi / d u with mu and sigma held: the Gaussian's -2 (u - mu) / (2 sigma^2) and
           // the squashing's +2 tanh(u); u - mu = sigma eps does not depend on mu.
@@ -398,12 +406,12 @@ export class SacOptimizer {
    * reward signals, with Q of discrete actions the mean over the branches of the chosen action's
    * output; leaves the parameter gradient in the network.
    */
-  private qLoss(network: Mlp, inputs: Float32Array, batch: ReplayRows, backups: readonly Float64Array[]): number {
+  private qLoss(network: QNetwork, encoded: Float32Array, batch: ReplayRows, backups: readonly Float64Array[]): number {
     const n = batch.count;
     const S = backups.length;
     const K = this.qOutputs;
     const B = this.branches.length;
-    const out = network.forward(inputs, n);
+    const out = network.forward(encoded, batch.continuousActions, n);
     const outputGradient = new Float32Array(out.length);
     let loss = 0;
     for (let s = 0; s < S; s++) {
@@ -421,25 +429,11 @@ export class SacOptimizer {
         for (let b = 0; b < B; b++) outputGradient[row + this.branchStarts[b] + batch.discreteActions[i * B + b]] += byQ / B;
       }
     }
-    network.backward(outputGradient);
+    network.backward(outputGradient, true);
     return loss;
   }
 
-  /** The Q networks' inputs: the normalized observations followed by the continuous actions. */
-  private qInputs(inputs: Float32Array, actions: Float32Array, n: number): Float32Array {
-    const C = this.continuousSize;
-    if (C === 0) return inputs;
-    const width = this.model.inputSize;
-    const rows = new Float32Array(n * (width + C));
-    for (let i = 0; i < n; i++) {
-      const row = i * (width + C);
-      for (let f = 0; f < width; f++) rows[row + f] = inputs[i * width + f];
-      for (let j = 0; j < C; j++) rows[row + width + j] = actions[i * C + j];
-    }
-    return rows;
-  }
-
-  /** target = tau value network + (1 - tau) target, over the value network's parameters. */
+  /** target = tau value network + (1 - tau) target, over the value network's parameters (its encoders' included). */
   private softUpdateTarget(tau: number): void {
     const source = this.model.parameters;
     const target = this.target.parameters;
@@ -482,7 +476,9 @@ export class SacOptimizer {
     restoreArray('target.parameters', this.target.parameters);
     this.target.parametersChanged();
     restoreArray('q1.parameters', this.q1.parameters);
+    this.q1.parametersChanged();
     restoreArray('q2.parameters', this.q2.parameters);
+    this.q2.parametersChanged();
     restoreArray('log_entropy_coefficients', this.logEntropyCoefficients);
     const steps = meta.adamSteps as Record<string, number>;
     for (const [name, adam] of this.namedAdams()) adam.loadStateArrays(name, arrays, steps[name]);

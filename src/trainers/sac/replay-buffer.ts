@@ -4,6 +4,10 @@
  * each new row overwrites the oldest, where upstream lets the buffer grow past buffer_size and
  * then cuts it to 80% of it: both keep about the newest buffer_size experiences.
  *
+ * The columns grow (doubling) as rows arrive, up to the capacity: images make rows large (a
+ * 84x84 RGB observation and its successor are 170 KB a row, 8.5 GB at upstream's default
+ * buffer_size of 50000), and a run often ends before the buffer fills.
+ *
  * Minibatches are drawn uniformly with replacement, as upstream's sample_mini_batch does.
  * With save_replay_buffer, the rows are written oldest first to a file in the checkpoint format
  * (src/networks/checkpoint-file.ts) and read back on --resume.
@@ -39,25 +43,32 @@ export interface ReplayRows {
 
 type ColumnName = 'continuousActions' | 'discreteActions' | 'actionMasks' | 'rewards' | 'dones';
 
+/** Rows the columns hold at first (then twice as many each time they are full, up to the capacity). */
+const INITIAL_ROWS = 1024;
+
 /** What a replay buffer file holds; its arrays are named as the columns. */
 const FILE_KIND = 'sac-replay-buffer';
 
 export class ReplayBuffer {
-  private readonly observations: Float32Array[];
-  private readonly nextObservations: Float32Array[];
-  private readonly columns: Record<ColumnName, Float32Array>;
+  private observations: Float32Array[];
+  private nextObservations: Float32Array[];
+  private columns: Record<ColumnName, Float32Array>;
   private readonly widths: Record<ColumnName, number>;
   /** Where the next row goes. */
   private next = 0;
   private rows = 0;
+  /** Rows the columns have room for now. */
+  private allocated: number;
 
   constructor(
     readonly layout: ReplayLayout,
     readonly capacity: number,
   ) {
     if (!(capacity >= 1)) throw new Error(`The replay buffer needs room for at least one experience (buffer_size ${capacity}).`);
-    this.observations = layout.observationSizes.map((size) => new Float32Array(capacity * size));
-    this.nextObservations = layout.observationSizes.map((size) => new Float32Array(capacity * size));
+    this.allocated = Math.min(capacity, INITIAL_ROWS);
+    const rows = this.allocated;
+    this.observations = layout.observationSizes.map((size) => new Float32Array(rows * size));
+    this.nextObservations = layout.observationSizes.map((size) => new Float32Array(rows * size));
     this.widths = {
       continuousActions: layout.continuousSize,
       discreteActions: layout.branchCount,
@@ -65,7 +76,7 @@ export class ReplayBuffer {
       rewards: 1,
       dones: 1,
     };
-    const column = (name: ColumnName) => new Float32Array(capacity * this.widths[name]);
+    const column = (name: ColumnName) => new Float32Array(rows * this.widths[name]);
     this.columns = {
       continuousActions: column('continuousActions'),
       discreteActions: column('discreteActions'),
@@ -84,6 +95,7 @@ export class ReplayBuffer {
   add(rows: ReplayRows): void {
     for (let i = 0; i < rows.count; i++) {
       const at = this.next;
+      if (at >= this.allocated) this.grow();
       this.layout.observationSizes.forEach((size, k) => {
         for (let f = 0; f < size; f++) {
           this.observations[k][at * size + f] = rows.observations[k][i * size + f];
@@ -98,6 +110,21 @@ export class ReplayBuffer {
       this.next = (at + 1) % this.capacity;
       this.rows = Math.min(this.rows + 1, this.capacity);
     }
+  }
+
+  /** Doubles the room of every column (up to the capacity), keeping the rows. */
+  private grow(): void {
+    const rows = Math.min(this.capacity, 2 * this.allocated);
+    const larger = (column: Float32Array, width: number): Float32Array => {
+      const grown = new Float32Array(rows * width);
+      grown.set(column);
+      return grown;
+    };
+    const sizes = this.layout.observationSizes;
+    this.observations = this.observations.map((column, k) => larger(column, sizes[k]));
+    this.nextObservations = this.nextObservations.map((column, k) => larger(column, sizes[k]));
+    for (const name of Object.keys(this.columns) as ColumnName[]) this.columns[name] = larger(this.columns[name], this.widths[name]);
+    this.allocated = rows;
   }
 
   /** `count` rows drawn uniformly with replacement; `random` gives numbers in [0, 1). */

@@ -4,7 +4,7 @@
  * The ONNX export of a SAC actor (conditional sigma, tanh squash), run by onnxruntime: the
  * deterministic actions are tanh of the means, as our own act() gives them; the sampled ones are
  * tanh of a Gaussian whose standard deviation is the exp of the log_sigma head; the contract's
- * names and shapes are PPO's.
+ * names and shapes are PPO's; an image goes through the actor's own visual encoder.
  */
 import * as ort from 'onnxruntime-node';
 import { memoryLogger } from '../../../src/common/logger';
@@ -13,7 +13,7 @@ import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
 import { exportPolicy } from '../../../src/export/onnx-export';
 import { ActorCritic } from '../../../src/networks/actor-critic';
 import { selectBackend } from '../../../src/networks/backend';
-import { behavior, network, observations } from '../../networks/model-fixtures';
+import { behavior, network, observations, vectorObservation, visualObservation } from '../../networks/model-fixtures';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -34,7 +34,7 @@ function sacActor(spec: BehaviorSpec, normalize: boolean): ActorCritic {
 
 async function run(bytes: Uint8Array, spec: BehaviorSpec, obs: Float32Array[], count: number): Promise<ort.InferenceSession.OnnxValueMapType> {
   const feeds: Record<string, ort.Tensor> = {};
-  obs.forEach((values, k) => (feeds[`obs_${k}`] = new ort.Tensor('float32', values, [count, spec.observationSpecs[k].shape[0]])));
+  obs.forEach((values, k) => (feeds[`obs_${k}`] = new ort.Tensor('float32', values, [count, ...spec.observationSpecs[k].shape])));
   const branches = spec.actionSpec.discreteBranches;
   if (branches.length > 0) {
     const width = branches.reduce((a, b) => a + b, 0);
@@ -51,6 +51,11 @@ async function run(bytes: Uint8Array, spec: BehaviorSpec, obs: Float32Array[], c
 describe.each([
   ['two continuous actions, normalized', behavior([5, 2], ActionSpec.createContinuous(2)), true],
   ['hybrid actions, not normalized', behavior([4], new ActionSpec(1, [3])), false],
+  [
+    'a vector and an image, two continuous actions, normalized',
+    { observationSpecs: [vectorObservation(3), visualObservation(2, 20, 20)], actionSpec: ActionSpec.createContinuous(2) },
+    true,
+  ],
 ])('the exported SAC actor: %s', (_, spec, normalize) => {
   const continuous = spec.actionSpec.continuousSize;
 

@@ -1,7 +1,7 @@
 /**
  * SAC's optimizer: the hand-derived gradients of its four losses against finite differences
- * (continuous, discrete with action masks, hybrid), the soft update of the target, and the
- * checkpoint round trip.
+ * (continuous, discrete with action masks, hybrid, and with an image, whose encoders every
+ * network has its own of), the soft update of the target, and the checkpoint round trip.
  */
 import { memoryLogger } from '../../../src/common/logger';
 import { SeededRandom } from '../../../src/common/random';
@@ -11,7 +11,7 @@ import { selectBackend } from '../../../src/networks/backend';
 import { encodeCheckpoint } from '../../../src/networks/checkpoint-file';
 import { SacGradients, SacOptimizer } from '../../../src/trainers/sac/optimizer';
 import type { ReplayRows } from '../../../src/trainers/sac/replay-buffer';
-import { behavior, network, observations } from '../../networks/model-fixtures';
+import { behavior, network, observations, vectorObservation, visualObservation } from '../../networks/model-fixtures';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -82,12 +82,12 @@ function expectGradientMatches(
   analytic: Float32Array | Float64Array,
   loss: () => number,
   changed: () => void = () => undefined,
+  { h = 1e-2, checks = 12 } = {},
 ): void {
-  const checked = [...indices].sort((a, b) => Math.abs(analytic[b]) - Math.abs(analytic[a])).slice(0, 12);
+  const checked = [...indices].sort((a, b) => Math.abs(analytic[b]) - Math.abs(analytic[a])).slice(0, checks);
   expect(Math.abs(analytic[checked[0]])).toBeGreaterThan(1e-4);
   for (const index of checked) {
     const original = parameters[index];
-    const h = 1e-2;
     parameters[index] = original + h;
     changed();
     const up = loss();
@@ -101,7 +101,7 @@ function expectGradientMatches(
   }
 }
 
-function blockIndices(model: ActorCritic, prefix: string): number[] {
+function blockIndices(model: { readonly blocks: ActorCritic['blocks'] }, prefix: string): number[] {
   return model.blocks
     .filter((block) => block.name.startsWith(prefix))
     .flatMap((block) => Array.from({ length: block.shape.reduce((a, b) => a * b, 1) }, (_, k) => block.offset + k));
@@ -196,5 +196,68 @@ describe('a SAC update', () => {
   it('refuses a PPO checkpoint', () => {
     const bytes = encodeCheckpoint({ kind: 'ppo', step: 1 }, new Map());
     expect(() => optimizerFor(spec).loadState(bytes)).toThrow(/of a ppo trainer, not of SAC/);
+  });
+});
+
+describe('SAC with an image (each network encodes it with its own encoder)', () => {
+  // A vector, then a 2x20x20 camera (the simple encoder's smallest), hybrid actions.
+  const spec: BehaviorSpec = { observationSpecs: [vectorObservation(3), visualObservation(2, 20, 20)], actionSpec: new ActionSpec(1, [2]) };
+  // A step small enough not to take a convolution's outputs across the leaky ReLU's kink.
+  const small = { h: 1e-3, checks: 4 };
+
+  it("each Q network's gradient, its encoder's included, is its loss's", () => {
+    const optimizer = optimizerFor(spec);
+    const batch = batchFor(spec, 4, 51);
+    const first = losses(optimizer, batch);
+    for (const [q, analytic, loss] of [
+      [optimizer.q1, Float32Array.from(first.q1Gradient), () => losses(optimizer, batch).q1Loss],
+      [optimizer.q2, Float32Array.from(first.q2Gradient), () => losses(optimizer, batch).q2Loss],
+    ] as const) {
+      expect(q.blocks.map((block) => block.name)).toContain('encoders.1.conv_layers.0.weight');
+      const changed = () => q.parametersChanged();
+      const encoderStart = q.blocks[0].offset;
+      const mlp = Array.from({ length: encoderStart }, (_, k) => k);
+      expectGradientMatches(q.parameters, mlp, analytic, loss, changed, small);
+      for (const block of q.blocks.filter((b) => b.name.endsWith('.weight'))) {
+        expectGradientMatches(q.parameters, blockIndices(q, block.name), analytic, loss, changed, small);
+      }
+    }
+  });
+
+  it("the actor's encoder learns from the policy loss, V's from the value loss", () => {
+    const optimizer = optimizerFor(spec);
+    const batch = batchFor(spec, 4, 52);
+    const model = optimizer.model;
+    const analytic = Float32Array.from(losses(optimizer, batch).modelGradient);
+    const changed = () => model.parametersChanged();
+    expectGradientMatches(model.parameters, blockIndices(model, 'actor.encoders.1.'), analytic, () => losses(optimizer, batch).policyLoss, changed, small);
+    expectGradientMatches(model.parameters, blockIndices(model, 'critic.encoders.1.'), analytic, () => losses(optimizer, batch).valueLoss, changed, small);
+  });
+
+  it('updates every encoder, moves the target\'s critic encoder tau of the way, and saves and restores them', () => {
+    const optimizer = optimizerFor(spec);
+    const model = optimizer.model;
+    const targetBefore = Float32Array.from(optimizer.target.parameters);
+    const q1Before = Float32Array.from(optimizer.q1.parameters);
+    optimizer.update(batchFor(spec, 8, 53), 1);
+    const criticEncoder = blockIndices(model, 'critic.encoders.');
+    expect(criticEncoder.length).toBeGreaterThan(0);
+    for (const i of criticEncoder) expect(optimizer.target.parameters[i]).toBeCloseTo(0.05 * model.parameters[i] + 0.95 * targetBefore[i], 6);
+    for (const i of blockIndices(model, 'actor.encoders.')) expect(optimizer.target.parameters[i]).toBe(targetBefore[i]);
+    const q1Encoder = blockIndices(optimizer.q1, 'encoders.');
+    expect(q1Encoder.filter((i) => optimizer.q1.parameters[i] !== q1Before[i]).length).toBeGreaterThan(q1Encoder.length / 2);
+
+    optimizer.update(batchFor(spec, 8, 54), 2);
+    const restored = optimizerFor(spec);
+    expect(restored.loadState(optimizer.saveState(2))).toBe(2);
+    expect(restored.q1.parameters).toEqual(optimizer.q1.parameters);
+    expect(restored.q2Adam.firstMoment).toEqual(optimizer.q2Adam.firstMoment);
+    expect(restored.target.parameters).toEqual(optimizer.target.parameters);
+    // The restored networks compute what the saved ones do (their encoders read the new weights).
+    const batch = batchFor(spec, 4, 55);
+    const expected = losses(optimizer, batch);
+    const actual = losses(restored, batch);
+    expect(actual.q1Loss).toBeCloseTo(expected.q1Loss, 5);
+    expect(actual.valueLoss).toBeCloseTo(expected.valueLoss, 5);
   });
 });

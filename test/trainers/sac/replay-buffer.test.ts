@@ -69,6 +69,17 @@ describe('ReplayBuffer', () => {
     expect(allIds(buffer)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
+  it('grows its columns as rows arrive, past its first allocation, and still wraps at its capacity', () => {
+    const buffer = new ReplayBuffer(LAYOUT, 3000);
+    for (let id = 0; id < 3500; id += 700) buffer.add(rows(id, 700));
+    expect(buffer.size).toBe(3000);
+    const random = new SeededRandom(3);
+    const ids = new Set(idsOf(buffer.sample(40000, () => random.next())));
+    expect(ids.size).toBe(3000);
+    expect(Math.min(...ids)).toBe(500);
+    expect(Math.max(...ids)).toBe(3499);
+  });
+
   it('samples uniformly with replacement', () => {
     const buffer = new ReplayBuffer(LAYOUT, 8);
     buffer.add(rows(100, 8));

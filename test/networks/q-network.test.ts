@@ -1,0 +1,142 @@
+/**
+ * SAC's Q network with images: its backward pass (the MLP's, then each visual encoder's from its
+ * columns of the MLP's input gradient) against finite differences of a weighted sum of its
+ * outputs, for every parameter block and the actions; the layout without images is the MLP's.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { EncoderType } from '../../src/config/settings';
+import { memoryLogger } from '../../src/common/logger';
+import { SeededRandom } from '../../src/common/random';
+import { ActionSpec, BehaviorSpec } from '../../src/env/behavior-spec';
+import { selectBackend } from '../../src/networks/backend';
+import { sizeOf } from '../../src/networks/layers/layer';
+import { createMlp, mlpParameterCount } from '../../src/networks/mlp';
+import { QNetwork } from '../../src/networks/q-network';
+import { network, observations, vectorObservation, visualObservation } from './model-fixtures';
+
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
+
+const COUNT = 3;
+const ACTIONS = 2;
+const OUTPUTS = 3;
+
+/** A vector, an image, another vector: the encodings sit between the vector values. */
+function imageBehavior(side: number): BehaviorSpec {
+  return {
+    observationSpecs: [vectorObservation(2), visualObservation(2, side, side), vectorObservation(1)],
+    actionSpec: ActionSpec.createContinuous(ACTIONS),
+  };
+}
+
+function qNetwork(spec: BehaviorSpec, encoder: EncoderType): QNetwork {
+  const settings = { network: network({ hidden_units: 6, num_layers: 2, vis_encode_type: encoder }), continuousActions: ACTIONS, outputs: OUTPUTS };
+  return new QNetwork(spec, settings, new SeededRandom(4));
+}
+
+/** The vector observations side by side, as ActorCritic.networkInputs gives them (unnormalized here). */
+function vectorRows(spec: BehaviorSpec, obs: Float32Array[]): Float32Array {
+  const vectors = spec.observationSpecs.map((s, k) => [s, obs[k]] as const).filter(([s]) => s.shape.length === 1);
+  const width = vectors.reduce((total, [s]) => total + s.shape[0], 0);
+  const rows = new Float32Array(COUNT * width);
+  for (let i = 0; i < COUNT; i++) {
+    let column = 0;
+    for (const [s, values] of vectors) {
+      for (let f = 0; f < s.shape[0]; f++) rows[i * width + column + f] = values[i * s.shape[0] + f];
+      column += s.shape[0];
+    }
+  }
+  return rows;
+}
+
+describe.each<[EncoderType, number]>([
+  ['simple', 20],
+  ['fully_connected', 3],
+])('QNetwork with a %s-encoded image', (encoder, side) => {
+  it('backpropagates to every parameter block and to the actions as finite differences say', () => {
+    const spec = imageBehavior(side);
+    const q = qNetwork(spec, encoder);
+    const random = new SeededRandom(9);
+    // Biases start at zero: give them values so that their gradients are tested.
+    for (const block of q.blocks) {
+      if (!block.name.endsWith('.bias')) continue;
+      for (let k = 0; k < sizeOf(block.shape); k++) q.parameters[block.offset + k] = 0.1 * random.gaussian();
+    }
+    q.parametersChanged();
+    const obs = observations(spec, COUNT, random);
+    const vectors = vectorRows(spec, obs);
+    const actions = new Float32Array(COUNT * ACTIONS).map(() => random.range(-1, 1));
+    const weights = new Float32Array(COUNT * OUTPUTS).map(() => random.gaussian());
+    const loss = (): number =>
+      tf.tidy(() => {
+        const out = q.forward(q.encode(obs, vectors, COUNT, false), actions, COUNT);
+        return out.reduce((total, value, k) => total + value * weights[k], 0);
+      });
+
+    let actionGradient!: Float32Array;
+    tf.tidy(() => {
+      const encoded = q.encode(obs, vectors, COUNT, true);
+      expect(encoded.length).toBe(COUNT * (2 + 6 + 1));
+      // The vector values keep their columns around the image's encoding.
+      for (let i = 0; i < COUNT; i++) {
+        expect(encoded[i * 9]).toBe(vectors[i * 3]);
+        expect(encoded[i * 9 + 8]).toBe(vectors[i * 3 + 2]);
+      }
+      q.forward(encoded, actions, COUNT);
+      actionGradient = q.backward(weights, true);
+    });
+    const gradient = Float32Array.from(q.gradient);
+
+    const numeric = (values: Float32Array, index: number, changed: () => void): number => {
+      // Small: a step of a convolution's bias moves every position of its channel, and a
+      // larger one would take some across the leaky ReLU's kink.
+      const h = 1e-3;
+      const original = values[index];
+      values[index] = original + h;
+      changed();
+      const up = loss();
+      values[index] = original - h;
+      changed();
+      const down = loss();
+      values[index] = original;
+      changed();
+      return (up - down) / (2 * h);
+    };
+    const expectMatches = (values: Float32Array, analytic: Float32Array, indices: number[], changed: () => void, what: string): void => {
+      const largest = [...indices].sort((a, b) => Math.abs(analytic[b]) - Math.abs(analytic[a])).slice(0, 4);
+      expect(Math.abs(analytic[largest[0]])).toBeGreaterThan(1e-4);
+      for (const index of largest) {
+        const expected = numeric(values, index, changed);
+        if (Math.abs(expected - analytic[index]) > 2e-3 + 0.03 * Math.abs(expected)) {
+          throw new Error(`${what}[${index}]: backward gives ${analytic[index]}, finite differences ${expected}`);
+        }
+      }
+    };
+    const range = (start: number, length: number) => Array.from({ length }, (_, k) => start + k);
+
+    expect(q.blocks.length).toBeGreaterThan(0);
+    expect(q.blocks.every((block) => block.name.startsWith('encoders.1.'))).toBe(true);
+    const mlpSize = mlpParameterCount({ inputs: 9 + ACTIONS, hiddenUnits: 6, numLayers: 2, outputs: OUTPUTS });
+    expect(q.parameters.length).toBe(mlpSize + q.blocks.reduce((total, block) => total + sizeOf(block.shape), 0));
+    const changed = () => q.parametersChanged();
+    expectMatches(q.parameters, gradient, range(0, mlpSize), changed, 'the MLP');
+    for (const block of q.blocks) expectMatches(q.parameters, gradient, range(block.offset, sizeOf(block.shape)), changed, block.name);
+    expectMatches(actions, actionGradient, range(0, actions.length), () => undefined, 'the actions');
+  });
+});
+
+describe('QNetwork without images', () => {
+  it('is its MLP: same parameters from the same draws, same outputs', () => {
+    const spec: BehaviorSpec = { observationSpecs: [vectorObservation(3)], actionSpec: ActionSpec.createContinuous(1) };
+    const settings = { network: network({ hidden_units: 8, num_layers: 1 }), continuousActions: 1, outputs: 1 };
+    const q = new QNetwork(spec, settings, new SeededRandom(2));
+    const mlp = createMlp({ inputs: 4, hiddenUnits: 8, numLayers: 1, outputs: 1 }, new SeededRandom(2));
+    expect(q.parameters).toEqual(mlp.parameters);
+    expect(q.blocks).toEqual([]);
+    const rows = Float32Array.from([0.5, -1, 2, 1, 0, -0.5]);
+    const action = Float32Array.from([0.3, -0.7]);
+    expect(q.encode([rows], rows, 2, true)).toBe(rows);
+    expect(q.forward(rows, action, 2)).toEqual(mlp.forward(Float32Array.from([0.5, -1, 2, 0.3, 1, 0, -0.5, -0.7]), 2));
+  });
+});
