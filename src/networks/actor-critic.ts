@@ -44,7 +44,7 @@ import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
 import { clampLogSigma, squashedGaussianLogProb } from './squashed-gaussian';
 import { denseForward } from './dense-forward';
-import { copyTensorInto, transposeInto } from './tensor-io';
+import { copyColumns, copyTensorInto, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { VisualEncoder } from './encoders/visual-encoder';
 import type { GraphWriter, ParameterSource } from './layers/layer';
@@ -734,11 +734,11 @@ export class ActorCritic {
     this.observationSizes.forEach((size, k) => {
       if (this.visualObservations[e] === k) {
         copyTensorInto(body.encoders[e].forward(observations[k], count, this.parameterSource, keep), encoding);
-        writeColumns(encoding, count, this.hiddenUnits, 0, this.hiddenUnits, rows, width, column);
+        copyColumns(encoding, this.hiddenUnits, 0, rows, width, column, this.hiddenUnits, count);
         column += this.hiddenUnits;
         e++;
       } else {
-        writeColumns(vectorRows, count, this.vectorSize, vectorColumn, size, rows, width, column);
+        copyColumns(vectorRows, this.vectorSize, vectorColumn, rows, width, column, size, count);
         vectorColumn += size;
         column += size;
       }
@@ -921,19 +921,3 @@ function observationLabel(spec: BehaviorSpec, k: number): string {
   return name ? `Observation ${k} (${name})` : `Observation ${k}`;
 }
 
-/** Copies `width` columns from `firstColumn` of a rows x sourceWidth matrix into `target` at `targetColumn`. */
-function writeColumns(
-  source: Float32Array,
-  rows: number,
-  sourceWidth: number,
-  firstColumn: number,
-  width: number,
-  target: Float32Array,
-  targetWidth: number,
-  targetColumn: number,
-): void {
-  for (let i = 0; i < rows; i++) {
-    const from = i * sourceWidth + firstColumn;
-    target.set(source.subarray(from, from + width), i * targetWidth + targetColumn);
-  }
-}

@@ -24,7 +24,7 @@ import { BehaviorSpec, observationSize } from '../env/behavior-spec';
 import { VisualEncoder } from './encoders/visual-encoder';
 import { ParameterBlock, ParameterSource, sizeOf } from './layers/layer';
 import { Mlp, MlpShape, createMlp, mlpParameterCount } from './mlp';
-import { copyTensorInto } from './tensor-io';
+import { copyColumns, copyTensorInto } from './tensor-io';
 
 export interface QNetworkSettings {
   readonly network: NetworkSettings;
@@ -183,26 +183,5 @@ export class QNetwork {
 
   private get source(): ParameterSource {
     return { parameters: this.parameters, gradient: this.gradient, version: this.version };
-  }
-}
-
-/**
- * Copies `columns` columns of each of `rows` rows from `source` (at `from`) into `target` (at
- * `to`); in plain loops, which beat a subarray per row for the few values of a vector row.
- */
-function copyColumns(
-  source: Float32Array,
-  sourceWidth: number,
-  from: number,
-  target: Float32Array,
-  targetWidth: number,
-  to: number,
-  columns: number,
-  rows: number,
-): void {
-  for (let i = 0; i < rows; i++) {
-    const start = i * sourceWidth + from;
-    const end = i * targetWidth + to;
-    for (let f = 0; f < columns; f++) target[end + f] = source[start + f];
   }
 }

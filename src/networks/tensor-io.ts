@@ -38,3 +38,24 @@ export function transposeInto(
     for (let c = 0; c < cols; c++) target[offset + c * rows + r] = source[rowStart + c];
   }
 }
+
+/**
+ * Copies `columns` columns of each of `rows` rows from `source` (at `from`) into `target` (at
+ * `to`); in plain loops, which beat a subarray per row for the few values of a vector row.
+ */
+export function copyColumns(
+  source: Float32Array,
+  sourceWidth: number,
+  from: number,
+  target: Float32Array,
+  targetWidth: number,
+  to: number,
+  columns: number,
+  rows: number,
+): void {
+  for (let i = 0; i < rows; i++) {
+    const start = i * sourceWidth + from;
+    const end = i * targetWidth + to;
+    for (let f = 0; f < columns; f++) target[end + f] = source[start + f];
+  }
+}
