@@ -7,8 +7,9 @@
  *   wasm            @tensorflow/tfjs-backend-wasm  XNNPACK in WebAssembly: the embedded default
  *   cpu             @tensorflow/tfjs (built in) plain JavaScript, always present, slowest
  *
- * The wasm backend has no Conv2DBackpropFilter kernel, so it cannot train convolutional (visual)
- * encoders; that matters once they exist.
+ * The wasm backend has no Conv2DBackpropFilter kernel and slow convolution-gradient kernels: the
+ * visual encoders' layers build their backward passes from forward convolutions instead
+ * (layers/conv2d.ts), so that every backend trains them.
  */
 import * as fs from 'fs';
 import * as tf from '@tensorflow/tfjs';
