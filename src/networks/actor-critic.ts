@@ -1,10 +1,12 @@
 /**
  * The PPO policy and value networks, as upstream's torch_entities (networks.py SimpleActor,
- * SharedActorCritic and ValueNetwork; layers.py LinearEncoder; action_model.py; decoders.py
- * ValueHeads), for vector observations.
+ * SharedActorCritic and ValueNetwork; NetworkBody; layers.py LinearEncoder; action_model.py;
+ * decoders.py ValueHeads), for vector and visual observations.
  *
- * Each network body is an MLP of `num_layers` layers of `hidden_units` with Swish activations
- * over the concatenated (optionally normalized) vector observations. The actor's head gives the
+ * Each network body encodes each image with a visual encoder of its own (encoders/, chosen by
+ * vis_encode_type, `hidden_units` wide), puts the encodings beside the (optionally normalized)
+ * vector observations in observation order, then runs an MLP of `num_layers` layers of
+ * `hidden_units` with Swish activations. The actor's head gives the
  * Gaussian means (log standard deviations are a separate learned vector) and the logits of each
  * discrete branch; each reward signal has a value head. With shared_critic the value heads sit
  * on the actor's body; otherwise the critic has a body of its own. SAC's actor (options
