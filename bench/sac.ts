@@ -1,7 +1,8 @@
 /**
  * npm run bench:sac (and the end of npm run bench:train): SAC's speed.
  *   (a) updates per second of SacOptimizer.update at batch 128 (actor, V and its target, twin Q,
- *       entropy coefficients, four Adam steps), for networks from upstream's test size to 2 x 256;
+ *       entropy coefficients, four Adam steps), for networks from upstream's test size to 2 x 256,
+ *       and GridWorld's SAC settings with its camera (every network with a visual encoder);
  *   (b) upstream's SimpleGoal SAC test cases (test_simple_sac, test_2d_sac) with their configs
  *       and budgets, in process over loopback gRPC: the wall time until the mean of the last 5
  *       episode rewards first reaches the case's threshold, and the whole run's wall time;
@@ -15,7 +16,7 @@ import { parseArgs } from 'util';
 import { memoryLogger } from '../src/common/logger';
 import { SeededRandom } from '../src/common/random';
 import { learn } from '../src/cli/mlagents-learn';
-import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType, observationSize } from '../src/env/behavior-spec';
 import { ActorCritic } from '../src/networks/actor-critic';
 import { BackendName, selectBackend } from '../src/networks/backend';
 import { SacOptimizer } from '../src/trainers/sac/optimizer';
@@ -33,6 +34,8 @@ interface NetworkCase {
   readonly actions: ActionSpec;
   readonly hiddenUnits: number;
   readonly numLayers: number;
+  /** Images beside the vector observation, channel first, encoded with the simple encoder. */
+  readonly images?: ReadonlyArray<readonly [number, number, number]>;
 }
 
 const NETWORK_CASES: NetworkCase[] = [
@@ -41,13 +44,26 @@ const NETWORK_CASES: NetworkCase[] = [
   { name: '2 x 128, 8 obs, 2 continuous', observations: 8, actions: ActionSpec.createContinuous(2), hiddenUnits: 128, numLayers: 2 },
   { name: '2 x 256, 8 obs, 2 continuous', observations: 8, actions: ActionSpec.createContinuous(2), hiddenUnits: 256, numLayers: 2 },
   { name: '2 x 128, 8 obs, discrete [3, 3]', observations: 8, actions: ActionSpec.createDiscrete([3, 3]), hiddenUnits: 128, numLayers: 2 },
+  {
+    name: 'GridWorld SAC config: 3x64x84 camera + 2, simple, 1 x 128, discrete [5]',
+    observations: 2,
+    actions: ActionSpec.createDiscrete([5]),
+    hiddenUnits: 128,
+    numLayers: 1,
+    images: [[3, 64, 84]],
+  },
 ];
 
+function observationSpecs(testCase: NetworkCase): BehaviorSpec['observationSpecs'] {
+  const image = DimensionProperty.TRANSLATIONAL_EQUIVARIANCE;
+  return [
+    ...(testCase.images ?? []).map((shape) => ({ shape: [...shape], dimensionProperty: [DimensionProperty.NONE, image, image], observationType: ObservationType.DEFAULT, name: 'camera' })),
+    { shape: [testCase.observations], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: '' },
+  ];
+}
+
 function optimizerFor(testCase: NetworkCase): SacOptimizer {
-  const spec: BehaviorSpec = {
-    observationSpecs: [{ shape: [testCase.observations], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: '' }],
-    actionSpec: testCase.actions,
-  };
+  const spec: BehaviorSpec = { observationSpecs: observationSpecs(testCase), actionSpec: testCase.actions };
   const model = new ActorCritic(spec, {
     network: { normalize: true, hidden_units: testCase.hiddenUnits, num_layers: testCase.numLayers, vis_encode_type: 'simple', memory: null, goal_conditioning_type: 'hyper', deterministic: false },
     rewardSignals: ['extrinsic'],
@@ -69,8 +85,8 @@ function randomBatch(testCase: NetworkCase, random: SeededRandom): ReplayRows {
   const maskWidth = discreteBranches.reduce((a, b) => a + b, 0);
   return {
     count: BATCH,
-    observations: [new Float32Array(BATCH * testCase.observations).map(() => random.gaussian())],
-    nextObservations: [new Float32Array(BATCH * testCase.observations).map(() => random.gaussian())],
+    observations: observationSpecs(testCase).map((obs) => new Float32Array(BATCH * observationSize(obs)).map(() => random.gaussian())),
+    nextObservations: observationSpecs(testCase).map((obs) => new Float32Array(BATCH * observationSize(obs)).map(() => random.gaussian())),
     continuousActions: new Float32Array(BATCH * continuousSize).map(() => random.range(-1, 1)),
     discreteActions: new Int32Array(BATCH * discreteBranches.length).map((_, k) => random.int(discreteBranches[k % discreteBranches.length])),
     actionMasks: new Float32Array(BATCH * maskWidth).fill(1),
@@ -193,7 +209,9 @@ export async function sacBenchmarks(values: SacBenchmarkOptions): Promise<void> 
   for (const backend of values.backends.split(',') as BackendName[]) {
     await selectBackend(backend, memoryLogger());
     for (const testCase of NETWORK_CASES) {
-      rows.push([backend, testCase.name, updatesPerSecond(testCase, values.minSeconds).toFixed(0)]);
+      // Convolutions on the pure-JavaScript cpu backend take seconds an update: wasm only.
+      if (testCase.images !== undefined && backend === 'cpu') continue;
+      rows.push([backend, testCase.name, updatesPerSecond(testCase, values.minSeconds).toPrecision(3)]);
     }
   }
   printTable(`(a) SAC updates per second at batch ${BATCH}`, ['backend', 'networks', 'updates/s'], rows);
