@@ -94,8 +94,16 @@ export interface ModelDescription {
   readonly discreteBranches: readonly number[];
   readonly rewardSignals: readonly string[];
   readonly blocks: ReadonlyArray<{ readonly name: string; readonly shape: readonly number[] }>;
-  /** Present when the behavior has images: each one's observation index, shape and encoder. */
-  readonly visualObservations?: ReadonlyArray<{ readonly observation: number; readonly shape: readonly number[]; readonly encoder: string }>;
+  /**
+   * Present when the behavior has images: each one's observation index, shape and encoder, and
+   * the order its encoder flattens features in (channel first, as torch).
+   */
+  readonly visualObservations?: ReadonlyArray<{
+    readonly observation: number;
+    readonly shape: readonly number[];
+    readonly encoder: string;
+    readonly flatten: 'channel first';
+  }>;
 }
 
 /** A batch of decisions. Row i of every array belongs to agent i. */
@@ -545,6 +553,7 @@ export class ActorCritic {
               observation: k,
               shape: [...this.behaviorSpec.observationSpecs[k].shape],
               encoder: this.options.network.vis_encode_type,
+              flatten: 'channel first' as const,
             })),
           }),
     };

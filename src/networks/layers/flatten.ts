@@ -1,7 +1,9 @@
 /**
- * Images to feature vectors. Here an image is channel last, so the features come in
- * height, width, channel order; the exported graph, whose images are channel first, transposes
- * to that order before flattening, so that the dense layer after it keeps its weights as trained.
+ * Images to feature vectors, in channel-first order (channel, then row, then column) as torch
+ * flattens its NCHW tensors: a dense layer after it keeps upstream's weight layout, and the
+ * exported graph, whose images are channel first, flattens with a plain Flatten as upstream's
+ * does. Here images run channel last, so the forward pass transposes first (a small tensor: the
+ * last convolution's output).
  */
 import * as tf from '@tensorflow/tfjs';
 import { GraphWriter, Layer, ParameterBlock, sizeOf } from './layer';
@@ -9,27 +11,29 @@ import { GraphWriter, Layer, ParameterBlock, sizeOf } from './layer';
 export class Flatten implements Layer {
   readonly blocks: readonly ParameterBlock[] = [];
   readonly outputShape: readonly number[];
-  private inputShape: number[] | null = null;
+  private readonly image: boolean;
 
   constructor(readonly input: readonly number[]) {
     this.outputShape = [sizeOf(input)];
+    this.image = input.length === 3;
   }
 
   initialize(): void {}
 
-  forward(input: tf.Tensor, _source: unknown, keep: boolean): tf.Tensor {
-    if (keep) this.inputShape = input.shape;
-    return input.reshape([input.shape[0], this.outputShape[0]]);
+  forward(input: tf.Tensor): tf.Tensor {
+    const channelFirst = this.image ? tf.transpose(input, [0, 3, 1, 2]) : input;
+    return channelFirst.reshape([input.shape[0], this.outputShape[0]]);
   }
 
   backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
     if (!needInput) return null;
-    if (this.inputShape === null) throw new Error('Flatten.backward() needs a kept forward pass first.');
-    return outputGradient.reshape(this.inputShape);
+    const batch = outputGradient.shape[0];
+    if (!this.image) return outputGradient.reshape([batch, ...this.input]);
+    const [height, width, channels] = this.input;
+    return tf.transpose(outputGradient.reshape([batch, channels, height, width]), [0, 2, 3, 1]);
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string): string {
-    const channelLast = this.input.length === 3 ? graph.node('Transpose', [input], `${name}.channel_last`, { perm: { ints: [0, 2, 3, 1] } }) : input;
-    return graph.node('Flatten', [channelLast], `${name}.output`, { axis: { int: 1 } });
+    return graph.node('Flatten', [input], `${name}.output`, { axis: { int: 1 } });
   }
 }

@@ -186,7 +186,8 @@ describe('layers: backward passes against tfjs autodiff', () => {
         const pooled = tf.maxPool(tf.leakyRelu(x, 0.01) as tf.Tensor4D, 3, 2, 'valid');
         const swish = tf.mul(pooled, tf.sigmoid(pooled));
         const conv = tf.add(tf.conv2d(swish as tf.Tensor4D, filterOf(p['block.conv.weight']), 1, 'same'), p['block.conv.bias']);
-        return tf.relu(tf.add(pooled, conv)).reshape([2, -1]);
+        // Flattened channel first, as torch flattens.
+        return tf.transpose(tf.relu(tf.add(pooled, conv)), [0, 3, 1, 2]).reshape([2, -1]);
       },
     );
   });
