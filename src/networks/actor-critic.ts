@@ -30,7 +30,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
-import { ActionSpec, ActionTuple, BehaviorSpec, ObservationType, observationSize } from '../env/behavior-spec';
+import { ActionSpec, ActionTuple, BehaviorSpec, ObservationType } from '../env/behavior-spec';
 import { SeededRandom } from '../common/random';
 import {
   argmax,
@@ -46,9 +46,10 @@ import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
 import { clampLogSigma, squashedGaussianLogProb } from './squashed-gaussian';
 import { denseForward } from './dense-forward';
-import { copyColumns, copyTensorInto, transposeInto } from './tensor-io';
+import { copyTensorInto, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
-import { VisualEncoder } from './encoders/visual-encoder';
+import type { VisualEncoder } from './encoders/visual-encoder';
+import { BodyInputLayout, isVisual } from './encoders/body-input';
 import type { GraphWriter, ParameterSource } from './layers/layer';
 import { DenseInit, initializeLinearWeights } from './layers/dense';
 import { swishBackward } from './layers/activations';
@@ -219,10 +220,8 @@ export class ActorCritic {
   /** The log standard deviations are a head of the actor (options.conditionalSigma, with continuous actions). */
   readonly conditionalSigma: boolean;
 
-  private readonly observationSizes: number[];
-  /** The observations that are images, and the body input column where each one's encoding starts. */
-  private readonly visualObservations: number[];
-  private readonly encodingColumns: number[];
+  /** Where each observation, vector or encoded image, goes in the bodies' input. */
+  private readonly layout: BodyInputLayout;
   /** The behavior the model was built for. */
   readonly behaviorSpec: BehaviorSpec;
   private readonly bodies: Body[];
@@ -246,21 +245,9 @@ export class ActorCritic {
     this.hiddenUnits = hidden;
     this.deterministic = options.network.deterministic;
     this.behaviorSpec = spec;
-    this.observationSizes = spec.observationSpecs.map(observationSize);
-    this.visualObservations = [];
-    this.encodingColumns = [];
-    let column = 0;
-    spec.observationSpecs.forEach((obs, k) => {
-      if (isVisual(obs.shape)) {
-        this.visualObservations.push(k);
-        this.encodingColumns.push(column);
-        column += hidden;
-      } else {
-        column += this.observationSizes[k];
-      }
-    });
-    this.inputSize = column;
-    this.vectorSize = column - hidden * this.visualObservations.length;
+    this.layout = new BodyInputLayout(spec, hidden);
+    this.inputSize = this.layout.width;
+    this.vectorSize = this.layout.vectorWidth;
     this.normalizer = options.network.normalize ? new RunningNormalizer(this.vectorSize) : null;
     this.random = new SeededRandom(options.seed);
 
@@ -284,17 +271,7 @@ export class ActorCritic {
       return block;
     };
     const addBody = (prefix: string, headParts: Array<[string, number]>): Body => {
-      const encoders = this.visualObservations.map(
-        (k) =>
-          new VisualEncoder(
-            (name, shape) => add(name, [...shape]),
-            `${prefix}.encoders.${k}`,
-            spec.observationSpecs[k],
-            options.network.vis_encode_type,
-            hidden,
-            observationLabel(spec, k),
-          ),
-      );
+      const encoders = this.layout.createEncoders((name, shape) => add(name, [...shape]), `${prefix}.encoders`, options.network.vis_encode_type);
       const layers: Layer[] = [];
       for (let l = 0; l < numLayers; l++) {
         const inputs = l === 0 ? this.inputSize : hidden;
@@ -368,7 +345,7 @@ export class ActorCritic {
 
   /** An image observation's exported input shape (channels, height, width); null for other observations. */
   imageInput(observation: number): [number, number, number] | null {
-    const e = this.visualObservations.indexOf(observation);
+    const e = this.layout.visualObservations.indexOf(observation);
     if (e < 0) return null;
     const { channels, height, width } = this.bodies[0].encoders[e].layout;
     return [channels, height, width];
@@ -376,14 +353,14 @@ export class ActorCritic {
 
   /** Writes the actor's encoder of an image observation into an exported graph; returns the encoding's name. */
   exportVisualEncoder(graph: GraphWriter, observation: number, input: string): string {
-    const e = this.visualObservations.indexOf(observation);
+    const e = this.layout.visualObservations.indexOf(observation);
     if (e < 0) throw new Error(`Observation ${observation} is not an image.`);
     return this.bodies[0].encoders[e].exportOnnx(graph, input, this.parameters);
   }
 
   /** How many observations are images (each encoded by a visual encoder per body). */
   get visualObservationCount(): number {
-    return this.visualObservations.length;
+    return this.layout.visualObservations.length;
   }
 
   /** Tells the model that `parameters` changed, so that the next pass uploads them again. */
@@ -546,10 +523,10 @@ export class ActorCritic {
       discreteBranches: [...this.actionSpec.discreteBranches],
       rewardSignals: [...this.rewardSignals],
       blocks: this.blocks.map(({ name, shape }) => ({ name, shape: [...shape] })),
-      ...(this.visualObservations.length === 0
+      ...(this.layout.visualObservations.length === 0
         ? {}
         : {
-            visualObservations: this.visualObservations.map((k) => ({
+            visualObservations: this.layout.visualObservations.map((k) => ({
               observation: k,
               shape: [...this.behaviorSpec.observationSpecs[k].shape],
               encoder: this.options.network.vis_encode_type,
@@ -620,7 +597,7 @@ export class ActorCritic {
     const vectorRows = this.normalizedInputs(observations, count);
     // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
     const encode = () => bodies.map((body) => this.bodyInputs(body, observations, count, vectorRows, false));
-    const inputs = this.visualObservations.length > 0 ? tf.tidy(encode) : encode();
+    const inputs = this.layout.visualObservations.length > 0 ? tf.tidy(encode) : encode();
     const multiplyAdds = bodies.reduce((total, body) => total + this.multiplyAddsPerSample(body), 0) * count;
     if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
       return bodies.map((body, b) => this.inferInJavaScript(body, inputs[b], count));
@@ -724,37 +701,14 @@ export class ActorCritic {
   private backwardEncoders(body: Body, inputGradient: tf.Tensor): void {
     const count = inputGradient.shape[1]!;
     body.encoders.forEach((encoder, e) => {
-      const rows = tf.slice(inputGradient, [this.encodingColumns[e], 0], [encoder.outputSize, count]);
+      const rows = tf.slice(inputGradient, [this.layout.encodingColumns[e], 0], [encoder.outputSize, count]);
       encoder.backward(tf.transpose(rows) as tf.Tensor2D, this.parameterSource);
     });
   }
 
-  /**
-   * A body's input rows (count x inputSize): the vector observations as given (`vectorRows`,
-   * normalized) with each image's encoding in its place; `vectorRows` itself when there are no
-   * images. With `keep`, the encoders keep what their backward pass needs.
-   */
+  /** A body's input rows (count x inputSize); see BodyInputLayout.inputRows. */
   private bodyInputs(body: Body, observations: readonly Float32Array[], count: number, vectorRows: Float32Array, keep: boolean): Float32Array {
-    if (body.encoders.length === 0) return vectorRows;
-    const width = this.inputSize;
-    const rows = new Float32Array(count * width);
-    const encoding = new Float32Array(count * this.hiddenUnits);
-    let column = 0;
-    let vectorColumn = 0;
-    let e = 0;
-    this.observationSizes.forEach((size, k) => {
-      if (this.visualObservations[e] === k) {
-        copyTensorInto(body.encoders[e].forward(observations[k], count, this.parameterSource, keep), encoding);
-        copyColumns(encoding, this.hiddenUnits, 0, rows, width, column, this.hiddenUnits, count);
-        column += this.hiddenUnits;
-        e++;
-      } else {
-        copyColumns(vectorRows, this.vectorSize, vectorColumn, rows, width, column, size, count);
-        vectorColumn += size;
-        column += size;
-      }
-    });
-    return rows;
+    return this.layout.inputRows(body.encoders, observations, vectorRows, count, this.parameterSource, keep);
   }
 
   /** Reads a body's head output (feature-major) and adds its bias (cheaper here than a tensor op). */
@@ -827,7 +781,7 @@ export class ActorCritic {
 
   /** The vector observations of `count` agents side by side, row-major (count x vectorSize), unnormalized. */
   private concatenate(observations: readonly Float32Array[], count: number): Float32Array {
-    const sizes = this.observationSizes;
+    const sizes = this.layout.observationSizes;
     if (observations.length !== sizes.length) {
       throw new Error(`The model takes ${sizes.length} observations per agent but got ${observations.length}.`);
     }
@@ -843,7 +797,7 @@ export class ActorCritic {
       if (obs.length !== count * size) {
         throw new Error(`Observation ${k} holds ${obs.length} values, not ${count} agents x ${size}.`);
       }
-      if (this.visualObservations.includes(k)) return;
+      if (this.layout.visualObservations.includes(k)) return;
       for (let i = 0; i < count; i++) {
         for (let f = 0; f < size; f++) rows[i * width + column + f] = obs[i * size + f];
       }
@@ -919,16 +873,5 @@ function describeSpec(whose: string, model: ModelDescription): string {
   const images = model.visualObservations?.map((v) => `[${v.shape.join(', ')}]`).join(', ');
   const observations = images ? `images ${images} and ${model.inputSize} network inputs` : `${model.inputSize} observation values`;
   return `${whose}: ${observations}, ${model.continuousSize} continuous actions, discrete branches ${branches}`;
-}
-
-/** Images are the rank-3 observations (channels, height, width, in either order). */
-function isVisual(shape: readonly number[]): boolean {
-  return shape.length === 3;
-}
-
-/** "Observation 1 (camera)", as the errors name an observation. */
-function observationLabel(spec: BehaviorSpec, k: number): string {
-  const name = spec.observationSpecs[k].name;
-  return name ? `Observation ${k} (${name})` : `Observation ${k}`;
 }
 

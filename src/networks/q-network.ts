@@ -20,11 +20,12 @@
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
 import type { SeededRandom } from '../common/random';
-import { BehaviorSpec, observationSize } from '../env/behavior-spec';
-import { VisualEncoder } from './encoders/visual-encoder';
+import type { BehaviorSpec } from '../env/behavior-spec';
+import { BodyInputLayout } from './encoders/body-input';
+import type { VisualEncoder } from './encoders/visual-encoder';
 import { ParameterBlock, ParameterSource, sizeOf } from './layers/layer';
 import { Mlp, MlpShape, createMlp, mlpParameterCount } from './mlp';
-import { copyColumns, copyTensorInto } from './tensor-io';
+import { copyColumns } from './tensor-io';
 
 export interface QNetworkSettings {
   readonly network: NetworkSettings;
@@ -47,37 +48,19 @@ export class QNetwork {
   readonly encodedWidth: number;
   private readonly mlp: Mlp;
   private readonly continuousActions: number;
-  private readonly observationSizes: readonly number[];
-  /** The observations that are images, and where each one's encoding starts in the body's input. */
-  private readonly visualObservations: readonly number[];
-  private readonly encodingColumns: readonly number[];
-  private readonly vectorWidth: number;
+  /** Where each observation, vector or encoded image, goes in the body's input. */
+  private readonly layout: BodyInputLayout;
   private version = 0;
   private passCount = 0;
 
   constructor(spec: BehaviorSpec, settings: QNetworkSettings, random: SeededRandom) {
     const hidden = settings.network.hidden_units;
     this.continuousActions = settings.continuousActions;
-    this.observationSizes = spec.observationSpecs.map(observationSize);
-    const visual: number[] = [];
-    const columns: number[] = [];
-    let column = 0;
-    spec.observationSpecs.forEach((obs, k) => {
-      if (obs.shape.length === 3) {
-        visual.push(k);
-        columns.push(column);
-        column += hidden;
-      } else {
-        column += this.observationSizes[k];
-      }
-    });
-    this.visualObservations = visual;
-    this.encodingColumns = columns;
-    this.encodedWidth = column;
-    this.vectorWidth = column - hidden * visual.length;
+    this.layout = new BodyInputLayout(spec, hidden);
+    this.encodedWidth = this.layout.width;
 
     const shape: MlpShape = {
-      inputs: column + settings.continuousActions,
+      inputs: this.encodedWidth + settings.continuousActions,
       hiddenUnits: hidden,
       numLayers: settings.network.num_layers,
       outputs: settings.outputs,
@@ -86,21 +69,15 @@ export class QNetwork {
     const blocks: ParameterBlock[] = [];
     const mlpSize = mlpParameterCount(shape);
     let size = mlpSize;
-    const encoders = visual.map(
-      (k) =>
-        new VisualEncoder(
-          (name, blockShape) => {
-            const block = { name, offset: size, shape: [...blockShape] };
-            blocks.push(block);
-            size += sizeOf(blockShape);
-            return block;
-          },
-          `encoders.${k}`,
-          spec.observationSpecs[k],
-          settings.network.vis_encode_type,
-          hidden,
-          spec.observationSpecs[k].name ? `Observation ${k} (${spec.observationSpecs[k].name})` : `Observation ${k}`,
-        ),
+    const encoders = this.layout.createEncoders(
+      (name, blockShape) => {
+        const block = { name, offset: size, shape: [...blockShape] };
+        blocks.push(block);
+        size += sizeOf(blockShape);
+        return block;
+      },
+      'encoders',
+      settings.network.vis_encode_type,
     );
     this.parameters = new Float32Array(size);
     this.gradient = new Float32Array(size);
@@ -124,27 +101,7 @@ export class QNetwork {
    * when there are no images. With `keep`, the encoders keep what backward() needs.
    */
   encode(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): Float32Array {
-    if (this.encoders.length === 0) return vectorRows;
-    const width = this.encodedWidth;
-    const rows = new Float32Array(count * width);
-    let column = 0;
-    let vectorColumn = 0;
-    let e = 0;
-    this.observationSizes.forEach((size, k) => {
-      if (this.visualObservations[e] === k) {
-        const encoder = this.encoders[e];
-        const encoding = new Float32Array(count * encoder.outputSize);
-        copyTensorInto(encoder.forward(observations[k], count, this.source, keep), encoding);
-        copyColumns(encoding, encoder.outputSize, 0, rows, width, column, encoder.outputSize, count);
-        column += encoder.outputSize;
-        e++;
-      } else {
-        copyColumns(vectorRows, this.vectorWidth, vectorColumn, rows, width, column, size, count);
-        vectorColumn += size;
-        column += size;
-      }
-    });
-    return rows;
+    return this.layout.inputRows(this.encoders, observations, vectorRows, count, this.source, keep);
   }
 
   /** Q values (count x outputs) of encoded observations (from encode()) and their continuous actions (count x actions). */
@@ -171,7 +128,7 @@ export class QNetwork {
     if (throughEncoders) {
       this.encoders.forEach((encoder, e) => {
         const gradient = new Float32Array(count * encoder.outputSize);
-        copyColumns(inputGradient, width, this.encodingColumns[e], gradient, encoder.outputSize, 0, encoder.outputSize, count);
+        copyColumns(inputGradient, width, this.layout.encodingColumns[e], gradient, encoder.outputSize, 0, encoder.outputSize, count);
         encoder.backward(tf.tensor2d(gradient, [count, encoder.outputSize]), this.source);
       });
     }
