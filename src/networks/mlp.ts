@@ -17,6 +17,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { SeededRandom } from '../common/random';
 import { denseForward } from './dense-forward';
+import { DenseInit, initializeLinearWeights } from './layers/dense';
+import { swishBackward } from './layers/activations';
 import { copyTensorInto, transposeInto } from './tensor-io';
 
 export interface MlpShape {
@@ -109,13 +111,8 @@ function initialParameters(
   parameters.fill(0);
   layers.forEach((layer, l) => {
     const weights = parameters.subarray(layer.weightOffset, layer.biasOffset);
-    if (l < numLayers) {
-      const std = 1 / Math.sqrt(layer.inputs);
-      for (let i = 0; i < weights.length; i++) weights[i] = std * random.gaussian();
-    } else {
-      const bound = Math.sqrt(6 / (layer.inputs + layer.outputs));
-      for (let i = 0; i < weights.length; i++) weights[i] = random.range(-bound, bound);
-    }
+    const init: DenseInit = l < numLayers ? { kind: 'kaimingNormal', gain: 1 } : { kind: 'xavierUniform', gain: 1 };
+    initializeLinearWeights(weights, layer.inputs, layer.outputs, init, random);
   });
   return { layers, parameters, gradient };
 }
@@ -307,10 +304,8 @@ export class TensorMlp implements Mlp {
           copyTensorInto(below, inputGradient);
           break;
         }
-        // Through the Swish of the layer below: d/dz [z s(z)] = s + swish - swish s, with the
-        // layer's output (this layer's input) as swish.
-        const gate = pass.gates[l - 1];
-        upstream = tf.mul(below, tf.sub(tf.add(gate, x), tf.mul(x, gate))) as tf.Tensor2D;
+        // Through the Swish of the layer below, whose output is this layer's input.
+        upstream = swishBackward(below, pass.gates[l - 1], x) as tf.Tensor2D;
       }
     });
     return inputGradient;
