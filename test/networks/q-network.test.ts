@@ -13,6 +13,7 @@ import { sizeOf } from '../../src/networks/layers/layer';
 import { createMlp, mlpParameterCount } from '../../src/networks/mlp';
 import { QNetwork } from '../../src/networks/q-network';
 import { network, observations, vectorObservation, visualObservation } from './model-fixtures';
+import { centralDifference } from '../helpers/finite-differences';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -88,21 +89,9 @@ describe.each<[EncoderType, number]>([
     });
     const gradient = Float32Array.from(q.gradient);
 
-    const numeric = (values: Float32Array, index: number, changed: () => void): number => {
-      // Small: a step of a convolution's bias moves every position of its channel, and a
-      // larger one would take some across the leaky ReLU's kink.
-      const h = 1e-3;
-      const original = values[index];
-      values[index] = original + h;
-      changed();
-      const up = loss();
-      values[index] = original - h;
-      changed();
-      const down = loss();
-      values[index] = original;
-      changed();
-      return (up - down) / (2 * h);
-    };
+    // Small: a step of a convolution's bias moves every position of its channel, and a larger one
+    // would take some across the leaky ReLU's kink.
+    const numeric = (values: Float32Array, index: number, changed: () => void): number => centralDifference(values, index, 1e-3, loss, changed);
     const expectMatches = (values: Float32Array, analytic: Float32Array, indices: number[], changed: () => void, what: string): void => {
       const largest = [...indices].sort((a, b) => Math.abs(analytic[b]) - Math.abs(analytic[a])).slice(0, 4);
       expect(Math.abs(analytic[largest[0]])).toBeGreaterThan(1e-4);

@@ -12,6 +12,7 @@ import { encodeCheckpoint } from '../../../src/networks/checkpoint-file';
 import { SacGradients, SacOptimizer } from '../../../src/trainers/sac/optimizer';
 import type { ReplayRows } from '../../../src/trainers/sac/replay-buffer';
 import { behavior, network, observations, vectorObservation, visualObservation } from '../../networks/model-fixtures';
+import { centralDifference } from '../../helpers/finite-differences';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -87,16 +88,7 @@ function expectGradientMatches(
   const checked = [...indices].sort((a, b) => Math.abs(analytic[b]) - Math.abs(analytic[a])).slice(0, checks);
   expect(Math.abs(analytic[checked[0]])).toBeGreaterThan(1e-4);
   for (const index of checked) {
-    const original = parameters[index];
-    parameters[index] = original + h;
-    changed();
-    const up = loss();
-    parameters[index] = original - h;
-    changed();
-    const down = loss();
-    parameters[index] = original;
-    changed();
-    const numeric = (up - down) / (2 * h);
+    const numeric = centralDifference(parameters, index, h, loss, changed);
     expect(Math.abs(numeric - analytic[index])).toBeLessThanOrEqual(2e-3 + 0.05 * Math.abs(analytic[index]));
   }
 }
