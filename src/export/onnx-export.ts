@@ -18,8 +18,8 @@
  * discrete actions; opset 9, as upstream's SerializationSettings.onnx_opset.
  *
  * Everything the policy does between observations and actions lives in the graph, as in
- * upstream's: the running normalization (with its statistics frozen as constants), the visual
- * encoders (each layer writes its own nodes), the Swish MLP, Gaussian sampling (RandomNormalLike), action clipping, masking of forbidden discrete
+ * upstream's: the running normalization (with its statistics frozen as constants), the actor's
+ * network body (each of its layers writes its own nodes), its heads, Gaussian sampling (RandomNormalLike), action clipping, masking of forbidden discrete
  * actions (logit * mask - 1e8 * (1 - mask)) and categorical sampling (Multinomial over the log
  * probabilities). The value heads are left out: inference needs only the actor.
  */
@@ -62,8 +62,7 @@ const { FLOAT, INT64 } = onnx.TensorProto.DataType;
 export function exportPolicy(model: ActorCritic, spec: BehaviorSpec): Uint8Array {
   checkModelFitsSpec(model, spec);
   const graph = new OnnxGraphBuilder();
-  const observations = encodedObservations(graph, model, spec);
-  const encoded = body(graph, model, graph.node('Concat', observations, 'observations', { axis: { int: 1 } }));
+  const encoded = encodedObservations(graph, model, spec);
 
   constantOutput(graph, TensorNames.versionNumber, [1], [MODEL_VERSION_NUMBER]);
   constantOutput(graph, TensorNames.memorySize, [1], [MEMORY_SIZE]);
@@ -105,18 +104,16 @@ function constantOutput(graph: OnnxGraphBuilder, name: string, shape: readonly n
 }
 
 /**
- * The graph's observation inputs, each vector normalized when the model normalizes, each image
- * ([batch, channels, height, width], as upstream's) through the actor's visual encoder.
+ * The graph's observation inputs, each vector one normalized when the model normalizes (images
+ * [batch, channels, height, width], as upstream's), through the actor's network body.
  */
-function encodedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: BehaviorSpec): string[] {
+function encodedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: BehaviorSpec): string {
+  const body = model.actorBody;
   const normalizer = model.normalizer;
   let first = 0;
-  return spec.observationSpecs.map((obs, k) => {
-    const image = model.imageInput(k);
-    if (image !== null) {
-      const input = graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, ...image]);
-      return model.exportVisualEncoder(graph, k, input);
-    }
+  const inputs = spec.observationSpecs.map((obs, k) => {
+    const image = body.imageInput(k);
+    if (image !== null) return graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, ...image]);
     const size = observationSize(obs);
     const input = graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, size]);
     const features = first;
@@ -132,24 +129,12 @@ function encodedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: 
       max: { float: NORMALIZED_CLIP },
     });
   });
+  return body.exportOnnx(graph, inputs, model.parameters);
 }
 
-/** The actor's body: num_layers of Linear + Swish. Returns the encoding's name. */
-function body(graph: OnnxGraphBuilder, model: ActorCritic, input: string): string {
-  let hidden = input;
-  for (let l = 0; l < model.options.network.num_layers; l++) {
-    const preActivation = linear(graph, model, `actor.layers.${l}`, hidden);
-    const gate = graph.node('Sigmoid', [preActivation], `actor.layers.${l}.gate`);
-    hidden = graph.node('Mul', [preActivation, gate], `actor.layers.${l}.output`);
-  }
-  return hidden;
-}
-
-/** x W^T + b with the named weight ([out, in], torch's layout) and bias blocks. */
-function linear(graph: OnnxGraphBuilder, model: ActorCritic, name: string, input: string): string {
-  const weight = parameterConstant(graph, model, `${name}.weight`);
-  const bias = parameterConstant(graph, model, `${name}.bias`);
-  return graph.node('Gemm', [input, weight, bias], `${name}.linear`, { transB: { int: 1 } });
+/** One output part of the actor's head (actor.mu, actor.branches.<b>, ...) as its own Gemm. */
+function head(graph: OnnxGraphBuilder, model: ActorCritic, part: string, encoded: string): string {
+  return model.actorHead.exportPartOnnx(graph, encoded, part, model.parameters);
 }
 
 /** A parameter block of the model as a constant of the same name and shape. */
@@ -160,11 +145,11 @@ function parameterConstant(graph: OnnxGraphBuilder, model: ActorCritic, name: st
 }
 
 function continuousOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded: string, size: number): void {
-  const mean = linear(graph, model, 'actor.mu', encoded);
+  const mean = head(graph, model, 'actor.mu', encoded);
   // PPO: the standard deviation does not depend on the state (one row, broadcast over the
   // batch). SAC (conditional sigma): a head of the body, clamped to [-20, 2] as upstream's.
   const logStd = model.conditionalSigma
-    ? graph.node('Clip', [linear(graph, model, 'actor.log_sigma', encoded)], 'actor.log_sigma.clamped', {
+    ? graph.node('Clip', [head(graph, model, 'actor.log_sigma', encoded)], 'actor.log_sigma.clamped', {
         min: { float: LOG_SIGMA_MIN },
         max: { float: LOG_SIGMA_MAX },
       })
@@ -203,7 +188,7 @@ function discreteOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded: s
   let first = 0;
   branches.forEach((size, b) => {
     const name = `actor.branches.${b}`;
-    const logits = linear(graph, model, name, encoded);
+    const logits = head(graph, model, name, encoded);
     const allowed = graph.node('Slice', [masks], `${name}.allowed`, {
       axes: { ints: [1] },
       starts: { ints: [first] },

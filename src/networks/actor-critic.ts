@@ -3,27 +3,22 @@
  * SharedActorCritic and ValueNetwork; NetworkBody; layers.py LinearEncoder; action_model.py;
  * decoders.py ValueHeads), for vector and visual observations.
  *
- * Each network body encodes each image with a visual encoder of its own (encoders/, chosen by
- * vis_encode_type, `hidden_units` wide), puts the encodings beside the (optionally normalized)
- * vector observations in observation order, then runs an MLP of `num_layers` layers of
- * `hidden_units` with Swish activations. The actor's head gives the
- * Gaussian means (log standard deviations are a separate learned vector) and the logits of each
- * discrete branch; each reward signal has a value head. With shared_critic the value heads sit
- * on the actor's body; otherwise the critic has a body of its own. SAC's actor (options
- * conditionalSigma and tanhSquash) adds a log_sigma head beside the means and squashes its
- * Gaussian samples with tanh; its critic body is SAC's value network V(s).
+ * Each of its networks is a NetworkBody (network-body.ts: a visual encoder per image beside the
+ * normalized vector observations, then upstream's LinearEncoder of `num_layers` Swish layers)
+ * with one dense head whose output parts are upstream's heads: the actor's Gaussian means (log
+ * standard deviations are a separate learned vector) and the logits of each discrete branch,
+ * and a value head per reward signal. With shared_critic the value heads sit on the actor's
+ * body; otherwise the critic has a body of its own. SAC's actor (options conditionalSigma and
+ * tanhSquash) adds a log_sigma head beside the means and squashes its Gaussian samples with
+ * tanh; its critic body is SAC's value network V(s).
  *
  * How it runs fast. The parameters live in one Float32Array (Adam updates them in JavaScript);
- * tfjs does the matrix products. The wasm backend (XNNPACK) repacks the right operand of a
- * product whenever that operand is a new tensor, and runs products with transposeA/transposeB 5
- * to 10 times slower. So acting keeps batches row-major with the transposed weights on the right
- * (repacked once per parameter update), while training keeps activations feature-major
- * (features x samples), where every right operand has the short batch as one side and no
- * product needs a transpose flag. The gradient is derived by hand: the loss hands back its
- * gradient with respect to the head outputs, and each layer turns that into weight gradients
- * with two products and four elementwise ops; no autodiff tape is recorded.
- * Actor and critic run as two chains rather than one block-diagonal product: measured on wasm,
- * the doubled arithmetic of a block-diagonal 256 x 256 layer costs more than the ops it saves.
+ * the layers run each pass the way that is fastest for it (layers/dense.ts): acting batch first,
+ * in plain JavaScript for a few agents; training feature-major. The gradient is derived by hand:
+ * the loss hands back its gradient with respect to the head outputs, and each layer turns that
+ * into weight gradients; no autodiff tape is recorded. Actor and critic run as two chains rather
+ * than one block-diagonal product: measured on wasm, the doubled arithmetic of a block-diagonal
+ * 256 x 256 layer costs more than the ops it saves.
  *
  * tfjs may keep a typed array it is given instead of copying it (the cpu backend does), so an
  * array handed to tfjs during a pass is never rewritten before that pass ends.
@@ -45,14 +40,12 @@ import {
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
 import { clampLogSigma, squashedGaussianLogProb } from './squashed-gaussian';
-import { denseForward } from './dense-forward';
 import { copyTensorInto, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
-import type { VisualEncoder } from './encoders/visual-encoder';
 import { BodyInputLayout, isVisual } from './encoders/body-input';
-import type { GraphWriter, ParameterSource } from './layers/layer';
-import { DenseInit, initializeLinearWeights } from './layers/dense';
-import { swishBackward } from './layers/activations';
+import type { ParameterAllocator, ParameterBlock, ParameterSource } from './layers/layer';
+import { Dense, DenseOutputPart } from './layers/dense';
+import { NetworkBody } from './network-body';
 
 export interface ActorCriticOptions {
   readonly network: NetworkSettings;
@@ -76,13 +69,6 @@ export interface ActorCriticOptions {
 }
 
 export { UnsupportedModelError };
-
-/** One named block of the parameter vector. Weights are output x input, row-major, as in torch. */
-export interface ParameterBlock {
-  readonly name: string;
-  readonly offset: number;
-  readonly shape: readonly number[];
-}
 
 /** The architecture of a model, as a checkpoint records it. */
 export interface ModelDescription {
@@ -148,52 +134,12 @@ export interface HeadGradients {
   readonly values: readonly Float32Array[];
 }
 
-interface Layer {
-  readonly weight: ParameterBlock;
-  readonly bias: ParameterBlock;
-  readonly inputs: number;
-  /** The weight transposed (inputs x hidden), written whenever the parameters change. */
-  readonly transposed: Float32Array;
-}
-
-/** One network body (encoders, then an MLP) with its head: the actor's, or the critic's. */
-interface Body {
-  /** The encoder of each visual observation, in observation order (upstream's processors). */
-  readonly encoders: readonly VisualEncoder[];
-  readonly layers: readonly Layer[];
-  /** The head's weights (headRows x hidden) and biases are each contiguous from these offsets. */
-  readonly headWeightOffset: number;
-  readonly headBiasOffset: number;
-  readonly headRows: number;
-  /** Row of the head output where the value heads start; -1 when this body has none. */
+/** One network: its body, and its head (the action model's outputs and/or value heads as parts). */
+interface Network {
+  readonly body: NetworkBody;
+  readonly head: Dense;
+  /** Row of the head output where the value heads start; -1 when this network has none. */
   readonly valueRow: number;
-  readonly headTransposed: Float32Array;
-}
-
-/**
- * A linear layer's parameters as tensors, in the two layouts the passes use: `weight` (out x in)
- * and `biasColumn` (out x 1) for feature-major products W h (training), `transposed` (in x out)
- * and `bias` (out) for row-major ones x W^T (acting, where the wasm backend packs the constant
- * right operand once per parameter version; the backward pass also takes W^T from here).
- */
-interface LinearTensors {
-  readonly weight: tf.Tensor2D;
-  readonly biasColumn: tf.Tensor2D;
-  readonly transposed: tf.Tensor2D;
-  readonly bias: tf.Tensor1D;
-}
-
-interface WeightTensors {
-  readonly version: number;
-  readonly bodies: ReadonlyArray<{ readonly layers: readonly LinearTensors[]; readonly head: LinearTensors }>;
-}
-type BodyTensors = WeightTensors['bodies'][number];
-
-/** The activations of one layer, kept for the backward pass. */
-interface LayerPass {
-  readonly input: tf.Tensor;
-  readonly gate: tf.Tensor;
-  readonly output: tf.Tensor;
 }
 
 /**
@@ -224,7 +170,8 @@ export class ActorCritic {
   private readonly layout: BodyInputLayout;
   /** The behavior the model was built for. */
   readonly behaviorSpec: BehaviorSpec;
-  private readonly bodies: Body[];
+  /** The actor, then the critic unless it shares the actor's body. */
+  private readonly networks: readonly Network[];
   private readonly logStdBlock: ParameterBlock | null;
   /** Rows of the actor's head before the logits: the means, then the log_sigma head when conditional. */
   private readonly logitStart: number;
@@ -232,14 +179,13 @@ export class ActorCritic {
   private readonly logitRows: number;
   private readonly random: SeededRandom;
   private readonly gradient: Float32Array;
-  private weights: WeightTensors | null = null;
   private version = 0;
   private inputRows = new Float32Array(0);
   private inputColumns = new Float32Array(0);
 
   constructor(spec: BehaviorSpec, readonly options: ActorCriticOptions) {
     checkSupported(spec, options);
-    const { hidden_units: hidden, num_layers: numLayers } = options.network;
+    const hidden = options.network.hidden_units;
     this.actionSpec = spec.actionSpec;
     this.rewardSignals = [...options.rewardSignals];
     this.hiddenUnits = hidden;
@@ -261,101 +207,63 @@ export class ActorCritic {
     }
     this.logitRows = logitRows;
 
-    // Lay the blocks out so that each head's weights (and biases) are one contiguous matrix.
     const blocks: ParameterBlock[] = [];
     let size = 0;
-    const add = (name: string, shape: number[]): ParameterBlock => {
-      const block = { name, offset: size, shape };
+    const allocate: ParameterAllocator = (name, shape) => {
+      const block = { name, offset: size, shape: [...shape] };
       blocks.push(block);
       size += shape.reduce((a, b) => a * b, 1);
       return block;
     };
-    const addBody = (prefix: string, headParts: Array<[string, number]>): Body => {
-      const encoders = this.layout.createEncoders((name, shape) => add(name, [...shape]), `${prefix}.encoders`, options.network.vis_encode_type);
-      const layers: Layer[] = [];
-      for (let l = 0; l < numLayers; l++) {
-        const inputs = l === 0 ? this.inputSize : hidden;
-        const weight = add(`${prefix}.layers.${l}.weight`, [hidden, inputs]);
-        const bias = add(`${prefix}.layers.${l}.bias`, [hidden]);
-        layers.push({ weight, bias, inputs, transposed: new Float32Array(inputs * hidden) });
-      }
-      const headRows = headParts.reduce((total, [, rows]) => total + rows, 0);
-      const weightStart = size;
-      for (const [name, rows] of headParts) add(`${prefix}.${name}.weight`, [rows, hidden]);
-      const biasStart = size;
-      for (const [name, rows] of headParts) add(`${prefix}.${name}.bias`, [rows]);
-      const valueName = headParts.findIndex(([name]) => name.startsWith('value_heads.'));
-      return {
-        encoders,
-        layers,
-        headWeightOffset: weightStart,
-        headBiasOffset: biasStart,
-        headRows,
-        valueRow: valueName < 0 ? -1 : headParts.slice(0, valueName).reduce((t, [, rows]) => t + rows, 0),
-        headTransposed: new Float32Array(hidden * headRows),
-      };
+    const addNetwork = (name: string, headParts: readonly DenseOutputPart[]): Network => {
+      const body = new NetworkBody(allocate, name, this.layout, options.network);
+      const head = new Dense(allocate, hidden, headParts.map((part) => ({ ...part, name: `${name}.${part.name}` })));
+      const valuePart = head.parts.find((part) => part.name.startsWith(`${name}.value_heads.`));
+      return { body, head, valueRow: valuePart?.row ?? -1 };
     };
+    // The heads as upstream draws them: KaimingHeNormal with gain 0.2 for the Gaussian's means and
+    // log_sigma, 0.1 for the branch logits; the value heads XavierGlorotUniform with gain 1.
     const conditionalSigma = continuous > 0 && options.conditionalSigma === true;
     this.conditionalSigma = conditionalSigma;
-    const actorParts: Array<[string, number]> = [];
-    if (continuous > 0) actorParts.push(['mu', continuous]);
-    if (conditionalSigma) actorParts.push(['log_sigma', continuous]);
+    const actorParts: DenseOutputPart[] = [];
+    if (continuous > 0) actorParts.push({ name: 'mu', size: continuous, init: { kind: 'kaimingNormal', gain: 0.2 } });
+    if (conditionalSigma) actorParts.push({ name: 'log_sigma', size: continuous, init: { kind: 'kaimingNormal', gain: 0.2 } });
     this.logitStart = conditionalSigma ? 2 * continuous : continuous;
-    branches.forEach((branchSize, b) => actorParts.push([`branches.${b}`, branchSize]));
-    const valueParts = this.rewardSignals.map((name): [string, number] => [`value_heads.${name}`, 1]);
+    branches.forEach((branchSize, b) => actorParts.push({ name: `branches.${b}`, size: branchSize, init: { kind: 'kaimingNormal', gain: 0.1 } }));
+    const valueParts = this.rewardSignals.map((name): DenseOutputPart => ({ name: `value_heads.${name}`, size: 1, init: { kind: 'xavierUniform', gain: 1 } }));
     if (options.sharedCritic) {
-      this.bodies = [addBody('actor', [...actorParts, ...valueParts])];
+      this.networks = [addNetwork('actor', [...actorParts, ...valueParts])];
     } else {
-      this.bodies = [addBody('actor', actorParts), addBody('critic', valueParts)];
+      this.networks = [addNetwork('actor', actorParts), addNetwork('critic', valueParts)];
     }
-    this.logStdBlock = continuous > 0 && !conditionalSigma ? add('actor.log_sigma', [continuous]) : null;
+    this.logStdBlock = continuous > 0 && !conditionalSigma ? allocate('actor.log_sigma', [continuous]) : null;
     this.blocks = blocks;
     this.parameters = new Float32Array(size);
     this.gradient = new Float32Array(size);
-    this.initialize();
-  }
-
-  /**
-   * Initial weights as upstream's linear_layer calls give them; biases and log_sigma start at 0.
-   * The visual encoders draw their own, after the bodies' and heads'.
-   */
-  private initialize(): void {
-    for (const block of this.blocks) {
-      if (!block.name.endsWith('.weight') || block.name.includes('.encoders.')) continue;
-      const [outputs, inputs] = block.shape;
-      const weights = this.parameters.subarray(block.offset, block.offset + outputs * inputs);
-      // ValueHeads: XavierGlorotUniform with gain 1. Elsewhere KaimingHeNormal, with gain 1 in
-      // the bodies (LinearEncoder), 0.2 for the Gaussian means and log_sigma head, 0.1 for the
-      // branch logits.
-      const gaussianHead = block.name === 'actor.mu.weight' || block.name === 'actor.log_sigma.weight';
-      const init: DenseInit = block.name.includes('.value_heads.')
-        ? { kind: 'xavierUniform', gain: 1 }
-        : { kind: 'kaimingNormal', gain: gaussianHead ? 0.2 : block.name.startsWith('actor.branches.') ? 0.1 : 1 };
-      initializeLinearWeights(weights, inputs, outputs, init, this.random);
+    // The dense layers draw first, network after network, then the visual encoders; biases and
+    // log_sigma start at 0.
+    for (const { body, head } of this.networks) {
+      body.linearEncoder.initialize(this.parameters, this.random);
+      head.initialize(this.parameters, this.random);
     }
-    for (const body of this.bodies) {
+    for (const { body } of this.networks) {
       for (const encoder of body.encoders) encoder.initialize(this.parameters, this.random);
     }
   }
 
-  /** The parameters and gradient, as the layers of the encoders read and write them. */
+  /** The parameters and gradient, as the layers read and write them. */
   private get parameterSource(): ParameterSource {
     return { parameters: this.parameters, gradient: this.gradient, version: this.version };
   }
 
-  /** An image observation's exported input shape (channels, height, width); null for other observations. */
-  imageInput(observation: number): [number, number, number] | null {
-    const e = this.layout.visualObservations.indexOf(observation);
-    if (e < 0) return null;
-    const { channels, height, width } = this.bodies[0].encoders[e].layout;
-    return [channels, height, width];
+  /** The actor's network body: what the exported policy runs. */
+  get actorBody(): NetworkBody {
+    return this.networks[0].body;
   }
 
-  /** Writes the actor's encoder of an image observation into an exported graph; returns the encoding's name. */
-  exportVisualEncoder(graph: GraphWriter, observation: number, input: string): string {
-    const e = this.layout.visualObservations.indexOf(observation);
-    if (e < 0) throw new Error(`Observation ${observation} is not an image.`);
-    return this.bodies[0].encoders[e].exportOnnx(graph, input, this.parameters);
+  /** The actor's head: its parts are actor.mu, actor.log_sigma (conditional sigma), actor.branches.<b> and, shared, the value heads. */
+  get actorHead(): Dense {
+    return this.networks[0].head;
   }
 
   /** How many observations are images (each encoded by a visual encoder per body). */
@@ -386,9 +294,9 @@ export class ActorCritic {
     allowedActions?: ArrayLike<number> | null,
     options: { readonly values?: boolean } = {},
   ): ActOutput {
-    const outputs = this.infer(observations, count, options.values ? this.bodies : [this.bodies[0]]);
+    const outputs = this.infer(observations, count, options.values ? this.networks : [this.networks[0]]);
     const actor = outputs[0];
-    const width = this.bodies[0].headRows;
+    const width = this.networks[0].head.outputs;
     const spec = this.actionSpec;
     const continuous = spec.continuousSize;
     const branches = spec.discreteBranches;
@@ -460,7 +368,7 @@ export class ActorCritic {
 
   /** Value estimates of each reward signal (upstream's critic_pass); runs the critic only. */
   values(observations: readonly Float32Array[], count: number): Record<string, Float32Array> {
-    const critic = this.bodies[this.bodies.length - 1];
+    const critic = this.networks[this.networks.length - 1];
     return this.valuesOf(this.infer(observations, count, [critic])[0], count);
   }
 
@@ -478,13 +386,13 @@ export class ActorCritic {
     const gradient = this.gradient;
     let value!: T;
     tf.tidy(() => {
+      const source = this.parameterSource;
       const vectorRows = this.normalizedInputs(observations, count);
-      const weights = this.weightTensors();
-      const rows = this.bodies.map((body) => this.bodyInputs(body, observations, count, vectorRows, true));
-      // Bodies without encoders share one input: transposed and uploaded once.
+      const rows = this.networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, true));
+      // Networks without encoders share one input: transposed and uploaded once.
       const rowTensors = new Map<Float32Array, tf.Tensor2D>();
       const columnTensors = new Map<Float32Array, tf.Tensor2D>();
-      const passes = weights.bodies.map((bodyWeights, g) => {
+      const outputs = this.networks.map(({ body, head }, g) => {
         let columns = columnTensors.get(rows[g]);
         if (columns === undefined) {
           const scratch = rows[g] === vectorRows ? this.inputColumns : new Float32Array(count * this.inputSize);
@@ -493,18 +401,22 @@ export class ActorCritic {
           columnTensors.set(rows[g], columns);
           rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
         }
-        return this.forwardBody(bodyWeights, columns);
+        const output = head.forwardColumns(body.linearEncoder.forwardColumns(columns, source, true), source, true);
+        const values = new Float32Array(head.outputs * count);
+        copyTensorInto(output, values);
+        return values;
       });
-      const outputs = passes.map((pass, g) => this.readHead(this.bodies[g], pass.output, count));
 
-      const outputGradients = this.bodies.map((body) => new Float32Array(body.headRows * count));
+      const outputGradients = this.networks.map(({ head }) => new Float32Array(head.outputs * count));
       const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
       value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
 
-      this.bodies.forEach((body, g) => {
-        const inputRows = rowTensors.get(rows[g])!;
-        const inputGradient = this.backwardBody(body, weights.bodies[g], passes[g].layers, outputGradients[g], inputRows, count);
-        if (inputGradient !== null) this.backwardEncoders(body, inputGradient);
+      this.networks.forEach(({ body, head }, g) => {
+        const encodingGradient = head.backwardColumns(tf.tensor2d(outputGradients[g], [head.outputs, count]), source, true)!;
+        // Below the first layer, only the visual encoders need the gradient.
+        const needInput = body.encoders.length > 0;
+        const inputGradient = body.linearEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
+        if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
       });
       if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
     });
@@ -574,10 +486,10 @@ export class ActorCritic {
 
   /** Frees the tensors kept between passes. */
   dispose(): void {
-    this.weights?.bodies.forEach((body) =>
-      [...body.layers, body.head].forEach((t) => tf.dispose([t.weight, t.biasColumn, t.transposed, t.bias])),
-    );
-    this.weights = null;
+    for (const { body, head } of this.networks) {
+      body.dispose();
+      head.dispose();
+    }
   }
 
   private logStd(): Float32Array {
@@ -586,148 +498,42 @@ export class ActorCritic {
   }
 
   /**
-   * Head outputs (bias included) of the given bodies for acting: row-major (count x head rows),
-   * each layer a product x W^T with the bias fused in, then Swish.
+   * Head outputs of the given networks for acting, batch first (count x head outputs): in
+   * JavaScript for small batches, else with tfjs.
    */
-  private infer(observations: readonly Float32Array[], count: number, bodies: readonly Body[]): Float32Array[] {
+  private infer(observations: readonly Float32Array[], count: number, networks: readonly Network[]): Float32Array[] {
     if (count === 0) {
       this.concatenate(observations, 0); // still checks that the observations fit
-      return bodies.map(() => new Float32Array(0));
+      return networks.map(() => new Float32Array(0));
     }
+    const source = this.parameterSource;
     const vectorRows = this.normalizedInputs(observations, count);
     // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
-    const encode = () => bodies.map((body) => this.bodyInputs(body, observations, count, vectorRows, false));
+    const encode = () => networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, false));
     const inputs = this.layout.visualObservations.length > 0 ? tf.tidy(encode) : encode();
-    const multiplyAdds = bodies.reduce((total, body) => total + this.multiplyAddsPerSample(body), 0) * count;
-    if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
-      return bodies.map((body, b) => this.inferInJavaScript(body, inputs[b], count));
-    }
-    return tf.tidy(() => {
-      const weights = this.weightTensors();
-      return bodies.map((body, b) => {
-        const { layers, head } = weights.bodies[this.bodies.indexOf(body)];
-        let hidden: tf.Tensor2D = tf.tensor2d(inputs[b], [count, this.inputSize]);
-        for (const layer of layers) {
-          const preActivation = tf.fused.matMul({ a: hidden, b: layer.transposed, bias: layer.bias });
-          hidden = tf.mul(preActivation, tf.sigmoid(preActivation));
-        }
-        const output = new Float32Array(count * body.headRows);
-        copyTensorInto(tf.fused.matMul({ a: hidden, b: head.transposed, bias: head.bias }), output);
-        return output;
-      });
-    });
-  }
-
-  private multiplyAddsPerSample(body: Body): number {
-    const layers = body.layers.reduce((total, layer) => total + layer.inputs * this.hiddenUnits, 0);
-    return layers + this.hiddenUnits * body.headRows;
-  }
-
-  /** infer() for a small batch: the same pass as the tfjs one, computed in JavaScript. */
-  private inferInJavaScript(body: Body, inputs: Float32Array, count: number): Float32Array {
+    const multiplyAdds = networks.reduce((total, { body, head }) => total + body.linearEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
     const p = this.parameters;
-    let hidden = inputs;
-    for (const layer of body.layers) {
-      const output = new Float32Array(count * this.hiddenUnits);
-      denseForward(hidden, count, layer.inputs, p, layer.weight.offset, layer.bias.offset, this.hiddenUnits, true, output);
-      hidden = output;
+    if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
+      return networks.map(({ body, head }, n) =>
+        head.forwardInJavaScript(body.linearEncoder.forwardInJavaScript(inputs[n], count, p, false), count, p, false),
+      );
     }
-    const output = new Float32Array(count * body.headRows);
-    denseForward(hidden, count, this.hiddenUnits, p, body.headWeightOffset, body.headBiasOffset, body.headRows, false, output);
-    return output;
+    return tf.tidy(() =>
+      networks.map(({ body, head }, n) => {
+        const encoding = body.linearEncoder.forward(tf.tensor2d(inputs[n], [count, this.inputSize]), source, false);
+        const output = new Float32Array(count * head.outputs);
+        copyTensorInto(head.forward(encoding, source, false), output);
+        return output;
+      }),
+    );
   }
 
-  /** The training pass's forward: activations feature-major (features x samples). */
-  private forwardBody(weights: BodyTensors, inputColumns: tf.Tensor2D): { layers: LayerPass[]; output: tf.Tensor } {
-    const layers: LayerPass[] = [];
-    let hidden: tf.Tensor = inputColumns;
-    for (const { weight, biasColumn } of weights.layers) {
-      const preActivation = tf.add(tf.matMul(weight, hidden), biasColumn);
-      // Swish: x * sigmoid(x), as upstream's LinearEncoder.
-      const gate = tf.sigmoid(preActivation);
-      const output = tf.mul(preActivation, gate);
-      layers.push({ input: hidden, gate, output });
-      hidden = output;
-    }
-    return { layers, output: tf.matMul(weights.head.weight, hidden) };
-  }
-
-  /**
-   * Backpropagates the head outputs' gradient through one body, writing the weight and bias
-   * gradients into this.gradient. For a layer y = swish(W x + b) with upstream gradient dy:
-   * dz = dy * swish'(z), dW = dz x^T, db = row sums of dz, dx = W^T dz.
-   */
-  private backwardBody(
-    body: Body,
-    weights: BodyTensors,
-    layers: readonly LayerPass[],
-    outputGradient: Float32Array,
-    inputRows: tf.Tensor2D,
-    count: number,
-  ): tf.Tensor | null {
-    const gradient = this.gradient;
-    const hidden = this.hiddenUnits;
-    const rows = body.headRows;
-    const last = layers[layers.length - 1].output;
-
-    // Head: dW = dOut h^T, computed as its transpose h dOut^T so that no activation is transposed.
-    const outputGradientRows = new Float32Array(count * rows);
-    transposeInto(outputGradient, rows, count, outputGradientRows);
-    const headGradientT = tf.matMul(last, tf.tensor2d(outputGradientRows, [count, rows]));
-    const headGradientScratch = new Float32Array(hidden * rows);
-    copyTensorInto(headGradientT, headGradientScratch);
-    transposeInto(headGradientScratch, hidden, rows, gradient, body.headWeightOffset);
-    for (let r = 0; r < rows; r++) {
-      let sum = 0;
-      for (let i = 0; i < count; i++) sum += outputGradient[r * count + i];
-      gradient[body.headBiasOffset + r] = sum;
-    }
-    let hiddenGradient = tf.matMul(weights.head.transposed, tf.tensor2d(outputGradient, [rows, count]));
-
-    for (let l = layers.length - 1; l >= 0; l--) {
-      const layer = body.layers[l];
-      const { input, gate, output } = layers[l];
-      const preGradient = swishBackward(hiddenGradient, gate, output);
-      const inputsAsRows = l === 0 ? inputRows : tf.transpose(input);
-      copyTensorInto(tf.matMul(preGradient, inputsAsRows), gradient, layer.weight.offset);
-      copyTensorInto(tf.sum(preGradient, 1), gradient, layer.bias.offset);
-      // Below the first layer, only the encoders need the gradient (features x samples).
-      if (l > 0 || body.encoders.length > 0) hiddenGradient = tf.matMul(weights.layers[l].transposed, preGradient);
-    }
-    return body.encoders.length > 0 ? hiddenGradient : null;
-  }
-
-  /** Hands each encoder the gradient of its columns of the body's input (features x samples). */
-  private backwardEncoders(body: Body, inputGradient: tf.Tensor): void {
-    const count = inputGradient.shape[1]!;
-    body.encoders.forEach((encoder, e) => {
-      const rows = tf.slice(inputGradient, [this.layout.encodingColumns[e], 0], [encoder.outputSize, count]);
-      encoder.backward(tf.transpose(rows) as tf.Tensor2D, this.parameterSource);
-    });
-  }
-
-  /** A body's input rows (count x inputSize); see BodyInputLayout.inputRows. */
-  private bodyInputs(body: Body, observations: readonly Float32Array[], count: number, vectorRows: Float32Array, keep: boolean): Float32Array {
-    return this.layout.inputRows(body.encoders, observations, vectorRows, count, this.parameterSource, keep);
-  }
-
-  /** Reads a body's head output (feature-major) and adds its bias (cheaper here than a tensor op). */
-  private readHead(body: Body, output: tf.Tensor, count: number): Float32Array {
-    const values = new Float32Array(body.headRows * count);
-    copyTensorInto(output, values);
-    for (let r = 0; r < body.headRows; r++) {
-      const bias = this.parameters[body.headBiasOffset + r];
-      for (let i = 0; i < count; i++) values[r * count + i] += bias;
-    }
-    return values;
-  }
-
-  /** Splits per-body head arrays (feature-major) into the named parts (views, no copies). */
-  private headView(perBody: Float32Array[], logStd: Float32Array, count: number): HeadOutputs {
+  /** Splits per-network head arrays (feature-major) into the named parts (views, no copies). */
+  private headView(perNetwork: Float32Array[], logStd: Float32Array, count: number): HeadOutputs {
     const continuous = this.actionSpec.continuousSize;
-    const actor = perBody[0];
-    const valueBody = this.bodies[this.bodies.length - 1];
-    const valueArray = perBody[perBody.length - 1];
+    const actor = perNetwork[0];
+    const valueBody = this.networks[this.networks.length - 1];
+    const valueArray = perNetwork[perNetwork.length - 1];
     return {
       count,
       means: actor.subarray(0, continuous * count),
@@ -740,43 +546,15 @@ export class ActorCritic {
   }
 
   /** The value estimates out of the value body's row-major head output. */
-  private valuesOf(valueBodyOutput: Float32Array, count: number): Record<string, Float32Array> {
-    const body = this.bodies[this.bodies.length - 1];
+  private valuesOf(valueNetworkOutput: Float32Array, count: number): Record<string, Float32Array> {
+    const { head, valueRow } = this.networks[this.networks.length - 1];
     return Object.fromEntries(
       this.rewardSignals.map((name, s) => {
         const values = new Float32Array(count);
-        for (let i = 0; i < count; i++) values[i] = valueBodyOutput[i * body.headRows + body.valueRow + s];
+        for (let i = 0; i < count; i++) values[i] = valueNetworkOutput[i * head.outputs + valueRow + s];
         return [name, values];
       }),
     );
-  }
-
-  /** The weights as tensors, uploaded again only when the parameters changed. */
-  private weightTensors(): WeightTensors {
-    if (this.weights !== null && this.weights.version === this.version) return this.weights;
-    this.dispose();
-    const p = this.parameters;
-    const linear = (weightOffset: number, biasOffset: number, outputs: number, inputs: number, transposed: Float32Array) => {
-      const weights = p.subarray(weightOffset, weightOffset + outputs * inputs);
-      const biases = p.subarray(biasOffset, biasOffset + outputs);
-      transposeInto(weights, outputs, inputs, transposed);
-      return {
-        weight: tf.keep(tf.tensor2d(weights, [outputs, inputs])),
-        biasColumn: tf.keep(tf.tensor2d(biases, [outputs, 1])),
-        transposed: tf.keep(tf.tensor2d(transposed, [inputs, outputs])),
-        bias: tf.keep(tf.tensor1d(biases)),
-      };
-    };
-    this.weights = {
-      version: this.version,
-      bodies: this.bodies.map((body) => ({
-        layers: body.layers.map((layer) =>
-          linear(layer.weight.offset, layer.bias.offset, this.hiddenUnits, layer.inputs, layer.transposed),
-        ),
-        head: linear(body.headWeightOffset, body.headBiasOffset, body.headRows, this.hiddenUnits, body.headTransposed),
-      })),
-    };
-    return this.weights;
   }
 
   /** The vector observations of `count` agents side by side, row-major (count x vectorSize), unnormalized. */

@@ -1,31 +1,33 @@
 /**
  * One of SAC's twin Q networks: upstream's ValueNetwork given the continuous actions as extra
- * inputs (sac/optimizer_torch.py PolicyValueNetwork, torch_entities/networks.py NetworkBody).
+ * inputs (sac/optimizer_torch.py PolicyValueNetwork, torch_entities/networks.py NetworkBody):
+ * a NetworkBody of its own (its visual encoders, the vector observations normalized with the
+ * policy's statistics, as upstream copies the policy's normalizer into the Q networks before an
+ * update, then the actions, then the LinearEncoder), and a linear head with one output per
+ * discrete action, or one, per reward signal.
  *
- * It has a network body of its own: the vector observations (normalized with the policy's
- * statistics, as upstream copies the policy's normalizer into the Q networks before an update)
- * and one visual encoder per image (hidden_units wide, network_settings.vis_encode_type), side by
- * side in observation order, then the continuous actions after all of them, as NetworkBody
- * appends them to the observation encoding; then the MLP (src/networks/mlp.ts: Swish layers and
- * a linear head with one output per discrete action, or one, per reward signal).
+ * Its parameters are one flat vector that Adam updates: the LinearEncoder's and the head's
+ * first, then each encoder's blocks (the layout its checkpoints have always had).
  *
- * Its parameters are one flat vector that Adam updates: the MLP's first, in createMlp's layout
- * (so that a network without images has the layout and checkpoints it always had), then each
- * encoder's blocks, named encoders.<observation index>....
+ * The body and head run batch first, in plain loops when the network is small (upstream's
+ * test networks of 16 units: about 100 times faster than tfjs's per-op cost allows) and with
+ * tfjs otherwise (2 x 256 at batch 128: about 10 times faster than loops). The backward pass
+ * gives dQ/da too: SAC's policy loss needs it at the actor's sampled action.
  *
- * A pass with images runs in the caller's tf.tidy scope: encode(..., keep = true) keeps what the
- * encoders' backward needs until that scope ends, and one encoding serves both of SAC's passes
- * (the stored actions and the policy's sampled ones), as both read the same observations.
+ * A pass runs in the caller's tf.tidy scope: encode(..., keep = true) keeps what the encoders'
+ * backward needs until that scope ends, and one encoding serves both of SAC's passes (the stored
+ * actions and the policy's sampled ones), as both read the same observations.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
 import type { SeededRandom } from '../common/random';
 import type { BehaviorSpec } from '../env/behavior-spec';
 import { BodyInputLayout } from './encoders/body-input';
-import type { VisualEncoder } from './encoders/visual-encoder';
-import { ParameterBlock, ParameterSource, sizeOf } from './layers/layer';
-import { Mlp, MlpShape, createMlp, mlpParameterCount } from './mlp';
-import { copyColumns } from './tensor-io';
+import { Dense, linearLayer } from './layers/dense';
+import { ParameterAllocator, ParameterBlock, ParameterSource, sizeOf } from './layers/layer';
+import { LinearEncoder } from './layers/linear-encoder';
+import { NetworkBody } from './network-body';
+import { copyColumns, copyTensorInto } from './tensor-io';
 
 export interface QNetworkSettings {
   readonly network: NetworkSettings;
@@ -35,62 +37,57 @@ export interface QNetworkSettings {
   readonly outputs: number;
 }
 
+/** Above this many multiply-adds per sample, tfjs products beat plain loops (measured on wasm). */
+export const TENSOR_WORK_PER_SAMPLE = 2048;
+
 export class QNetwork {
-  /** The MLP's parameters (createMlp's layout), then the encoders' blocks. */
+  /** The LinearEncoder's and head's parameters, then the encoders' blocks. */
   readonly parameters: Float32Array;
   /** d loss / d parameters after backward(), same layout. */
   readonly gradient: Float32Array;
-  /** The encoders' parameter blocks, offsets into `parameters`. */
   readonly blocks: readonly ParameterBlock[];
-  /** One per image, in observation order. */
-  readonly encoders: readonly VisualEncoder[];
+  readonly body: NetworkBody;
+  readonly head: Dense;
   /** The width of the body's input before the actions: vector values and encodings. */
   readonly encodedWidth: number;
-  private readonly mlp: Mlp;
+  /** Whether its passes run with tfjs (else in plain loops). */
+  readonly usesTensors: boolean;
   private readonly continuousActions: number;
-  /** Where each observation, vector or encoded image, goes in the body's input. */
-  private readonly layout: BodyInputLayout;
   private version = 0;
   private passCount = 0;
 
   constructor(spec: BehaviorSpec, settings: QNetworkSettings, random: SeededRandom) {
-    const hidden = settings.network.hidden_units;
+    const { hidden_units: hidden, num_layers: numLayers } = settings.network;
     this.continuousActions = settings.continuousActions;
-    this.layout = new BodyInputLayout(spec, hidden);
-    this.encodedWidth = this.layout.width;
+    const layout = new BodyInputLayout(spec, hidden);
+    this.encodedWidth = layout.width;
 
-    const shape: MlpShape = {
-      inputs: this.encodedWidth + settings.continuousActions,
-      hiddenUnits: hidden,
-      numLayers: settings.network.num_layers,
-      outputs: settings.outputs,
-    };
-    // Lay the encoders' blocks out after the MLP's, then allocate the one vector.
+    // The dense layers' blocks from 0, the encoders' after them.
+    const inputs = layout.width + settings.continuousActions;
+    let denseEnd = 0;
+    let encoderEnd = LinearEncoder.parameterCount(inputs, hidden, numLayers) + (hidden + 1) * settings.outputs;
     const blocks: ParameterBlock[] = [];
-    const mlpSize = mlpParameterCount(shape);
-    let size = mlpSize;
-    const encoders = this.layout.createEncoders(
-      (name, blockShape) => {
-        const block = { name, offset: size, shape: [...blockShape] };
-        blocks.push(block);
-        size += sizeOf(blockShape);
-        return block;
-      },
-      'encoders',
-      settings.network.vis_encode_type,
-    );
-    this.parameters = new Float32Array(size);
-    this.gradient = new Float32Array(size);
-    this.mlp = createMlp(shape, random, {
-      parameters: this.parameters.subarray(0, mlpSize),
-      gradient: this.gradient.subarray(0, mlpSize),
-    });
-    for (const encoder of encoders) encoder.initialize(this.parameters, random);
-    this.encoders = encoders;
+    const allocate: ParameterAllocator = (name, shape) => {
+      const encoder = name.startsWith('body.encoders.');
+      const block = { name, offset: encoder ? encoderEnd : denseEnd, shape: [...shape] };
+      if (encoder) encoderEnd += sizeOf(shape);
+      else denseEnd += sizeOf(shape);
+      blocks.push(block);
+      return block;
+    };
+    this.body = new NetworkBody(allocate, 'body', layout, settings.network, settings.continuousActions);
+    this.head = linearLayer(allocate, 'head', this.body.outputSize, settings.outputs, { kind: 'xavierUniform', gain: 1 });
     this.blocks = blocks;
+    this.parameters = new Float32Array(encoderEnd);
+    this.gradient = new Float32Array(encoderEnd);
+    // As the actor-critic's: the dense layers draw first, then the encoders.
+    this.body.linearEncoder.initialize(this.parameters, random);
+    this.head.initialize(this.parameters, random);
+    for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
+    this.usesTensors = this.body.linearEncoder.multiplyAdds + this.head.multiplyAdds > TENSOR_WORK_PER_SAMPLE;
   }
 
-  /** Tells the network that `parameters` changed (the encoders keep their weights as tensors). */
+  /** Tells the network that `parameters` changed (its layers keep their weights as tensors). */
   parametersChanged(): void {
     this.version++;
   }
@@ -101,37 +98,51 @@ export class QNetwork {
    * when there are no images. With `keep`, the encoders keep what backward() needs.
    */
   encode(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): Float32Array {
-    return this.layout.inputRows(this.encoders, observations, vectorRows, count, this.source, keep);
+    return this.body.encodeObservations(observations, vectorRows, count, this.source, keep);
   }
 
   /** Q values (count x outputs) of encoded observations (from encode()) and their continuous actions (count x actions). */
   forward(encoded: Float32Array, actions: Float32Array, count: number): Float32Array {
     this.passCount = count;
     const C = this.continuousActions;
-    if (C === 0) return this.mlp.forward(encoded, count);
-    const width = this.encodedWidth;
-    const rows = new Float32Array(count * (width + C));
-    copyColumns(encoded, width, 0, rows, width + C, 0, width, count);
-    copyColumns(actions, C, 0, rows, width + C, width, C, count);
-    return this.mlp.forward(rows, count);
+    let rows = encoded;
+    if (C > 0) {
+      const width = this.encodedWidth;
+      rows = new Float32Array(count * (width + C));
+      copyColumns(encoded, width, 0, rows, width + C, 0, width, count);
+      copyColumns(actions, C, 0, rows, width + C, width, C, count);
+    }
+    const { linearEncoder } = this.body;
+    if (!this.usesTensors) {
+      return this.head.forwardInJavaScript(linearEncoder.forwardInJavaScript(rows, count, this.parameters, true), count, this.parameters, true);
+    }
+    const source = this.source;
+    const output = new Float32Array(count * this.head.outputs);
+    copyTensorInto(this.head.forward(linearEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true), source, true), output);
+    return output;
   }
 
   /**
-   * Backpropagates d loss / d outputs through the last forward(): writes the MLP's parameter
-   * gradient, and with `throughEncoders` the encoders' too (their encode() must have kept its
-   * pass, in the same tf.tidy scope); returns d loss / d actions (count x actions).
+   * Backpropagates d loss / d outputs through the last forward(): writes the dense layers'
+   * parameter gradient, and with `throughEncoders` the encoders' too (their encode() must have
+   * kept its pass, in the same tf.tidy scope); returns d loss / d actions (count x actions).
    */
   backward(outputGradient: Float32Array, throughEncoders: boolean): Float32Array {
     const count = this.passCount;
-    const inputGradient = this.mlp.backward(outputGradient);
-    const width = this.mlp.shape.inputs;
-    if (throughEncoders) {
-      this.encoders.forEach((encoder, e) => {
-        const gradient = new Float32Array(count * encoder.outputSize);
-        copyColumns(inputGradient, width, this.layout.encodingColumns[e], gradient, encoder.outputSize, 0, encoder.outputSize, count);
-        encoder.backward(tf.tensor2d(gradient, [count, encoder.outputSize]), this.source);
-      });
+    const width = this.body.inputWidth;
+    const { linearEncoder, encoders } = this.body;
+    const source = this.source;
+    let inputGradient: Float32Array;
+    if (!this.usesTensors) {
+      const encodingGradient = this.head.backwardInJavaScript(outputGradient, this.parameters, this.gradient, true)!;
+      inputGradient = linearEncoder.backwardInJavaScript(encodingGradient, this.parameters, this.gradient, true)!;
+    } else {
+      const encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)!;
+      const gradientTensor = linearEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
+      inputGradient = new Float32Array(count * width);
+      copyTensorInto(gradientTensor, inputGradient);
     }
+    if (throughEncoders && encoders.length > 0) this.body.backwardEncoders(tf.tensor2d(inputGradient, [count, width]), 'rows', source);
     const C = this.continuousActions;
     const actionGradient = new Float32Array(count * C);
     copyColumns(inputGradient, width, this.encodedWidth, actionGradient, C, 0, C, count);

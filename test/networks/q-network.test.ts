@@ -10,7 +10,7 @@ import { SeededRandom } from '../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../src/env/behavior-spec';
 import { selectBackend } from '../../src/networks/backend';
 import { sizeOf } from '../../src/networks/layers/layer';
-import { createMlp, mlpParameterCount } from '../../src/networks/mlp';
+import { LinearEncoder } from '../../src/networks/layers/linear-encoder';
 import { QNetwork } from '../../src/networks/q-network';
 import { network, observations, vectorObservation, visualObservation } from './model-fixtures';
 import { centralDifference } from '../helpers/finite-differences';
@@ -31,8 +31,8 @@ function imageBehavior(side: number): BehaviorSpec {
   };
 }
 
-function qNetwork(spec: BehaviorSpec, encoder: EncoderType): QNetwork {
-  const settings = { network: network({ hidden_units: 6, num_layers: 2, vis_encode_type: encoder }), continuousActions: ACTIONS, outputs: OUTPUTS };
+function qNetwork(spec: BehaviorSpec, encoder: EncoderType, hidden: number): QNetwork {
+  const settings = { network: network({ hidden_units: hidden, num_layers: 2, vis_encode_type: encoder }), continuousActions: ACTIONS, outputs: OUTPUTS };
   return new QNetwork(spec, settings, new SeededRandom(4));
 }
 
@@ -51,13 +51,15 @@ function vectorRows(spec: BehaviorSpec, obs: Float32Array[]): Float32Array {
   return rows;
 }
 
-describe.each<[EncoderType, number]>([
-  ['simple', 20],
-  ['fully_connected', 3],
-])('QNetwork with a %s-encoded image', (encoder, side) => {
-  it('backpropagates to every parameter block and to the actions as finite differences say', () => {
+describe.each<[EncoderType, number, number, boolean]>([
+  ['simple', 20, 6, false],
+  ['fully_connected', 3, 6, false],
+  ['fully_connected', 3, 40, true],
+])('QNetwork with a %s-encoded image (%d-pixel sides), %d hidden units', (encoder, side, hidden, usesTensors) => {
+  it(`backpropagates to every parameter block and to the actions as finite differences say (${usesTensors ? 'tfjs' : 'plain loops'})`, () => {
     const spec = imageBehavior(side);
-    const q = qNetwork(spec, encoder);
+    const q = qNetwork(spec, encoder, hidden);
+    expect(q.usesTensors).toBe(usesTensors);
     const random = new SeededRandom(9);
     // Biases start at zero: give them values so that their gradients are tested.
     for (const block of q.blocks) {
@@ -78,11 +80,12 @@ describe.each<[EncoderType, number]>([
     let actionGradient!: Float32Array;
     tf.tidy(() => {
       const encoded = q.encode(obs, vectors, COUNT, true);
-      expect(encoded.length).toBe(COUNT * (2 + 6 + 1));
+      const width = 2 + hidden + 1;
+      expect(encoded.length).toBe(COUNT * width);
       // The vector values keep their columns around the image's encoding.
       for (let i = 0; i < COUNT; i++) {
-        expect(encoded[i * 9]).toBe(vectors[i * 3]);
-        expect(encoded[i * 9 + 8]).toBe(vectors[i * 3 + 2]);
+        expect(encoded[i * width]).toBe(vectors[i * 3]);
+        expect(encoded[i * width + width - 1]).toBe(vectors[i * 3 + 2]);
       }
       q.forward(encoded, actions, COUNT);
       actionGradient = q.backward(weights, true);
@@ -104,28 +107,47 @@ describe.each<[EncoderType, number]>([
     };
     const range = (start: number, length: number) => Array.from({ length }, (_, k) => start + k);
 
-    expect(q.blocks.length).toBeGreaterThan(0);
-    expect(q.blocks.every((block) => block.name.startsWith('encoders.1.'))).toBe(true);
-    const mlpSize = mlpParameterCount({ inputs: 9 + ACTIONS, hiddenUnits: 6, numLayers: 2, outputs: OUTPUTS });
-    expect(q.parameters.length).toBe(mlpSize + q.blocks.reduce((total, block) => total + sizeOf(block.shape), 0));
+    // The dense layers' blocks first, the encoder's after them (the layout Q checkpoints have).
+    const denseSize = LinearEncoder.parameterCount(2 + hidden + 1 + ACTIONS, hidden, 2) + (hidden + 1) * OUTPUTS;
+    const encoderBlocks = q.blocks.filter((block) => block.name.startsWith('body.encoders.1.'));
+    expect(encoderBlocks.length).toBeGreaterThan(0);
+    expect(Math.min(...encoderBlocks.map((block) => block.offset))).toBe(denseSize);
+    expect(q.parameters.length).toBe(q.blocks.reduce((total, block) => total + sizeOf(block.shape), 0));
     const changed = () => q.parametersChanged();
-    expectMatches(q.parameters, gradient, range(0, mlpSize), changed, 'the MLP');
     for (const block of q.blocks) expectMatches(q.parameters, gradient, range(block.offset, sizeOf(block.shape)), changed, block.name);
     expectMatches(actions, actionGradient, range(0, actions.length), () => undefined, 'the actions');
   });
 });
 
 describe('QNetwork without images', () => {
-  it('is its MLP: same parameters from the same draws, same outputs', () => {
+  it('is its dense layers, laid out and drawn as always: Swish layers, then a Xavier-drawn head', () => {
     const spec: BehaviorSpec = { observationSpecs: [vectorObservation(3)], actionSpec: ActionSpec.createContinuous(1) };
     const settings = { network: network({ hidden_units: 8, num_layers: 1 }), continuousActions: 1, outputs: 1 };
     const q = new QNetwork(spec, settings, new SeededRandom(2));
-    const mlp = createMlp({ inputs: 4, hiddenUnits: 8, numLayers: 1, outputs: 1 }, new SeededRandom(2));
-    expect(q.parameters).toEqual(mlp.parameters);
-    expect(q.blocks).toEqual([]);
+    expect(q.blocks.map((b) => `${b.name}@${b.offset}`)).toEqual(['body.layers.0.weight@0', 'body.layers.0.bias@32', 'head.weight@40', 'head.bias@48']);
+    // The draws in order: the layer's 32 weights (normal, std 1/2), then the head's 8 (uniform in +-sqrt(6/9)).
+    const draws = new SeededRandom(2);
+    const layerWeights = Array.from({ length: 32 }, () => 0.5 * draws.gaussian());
+    const headWeights = Array.from({ length: 8 }, () => draws.range(-Math.sqrt(6 / 9), Math.sqrt(6 / 9)));
+    expectArrayClose(q.parameters.subarray(0, 32), layerWeights);
+    expectArrayClose(q.parameters.subarray(40, 48), headWeights);
     const rows = Float32Array.from([0.5, -1, 2, 1, 0, -0.5]);
     const action = Float32Array.from([0.3, -0.7]);
     expect(q.encode([rows], rows, 2, true)).toBe(rows);
-    expect(q.forward(rows, action, 2)).toEqual(mlp.forward(Float32Array.from([0.5, -1, 2, 0.3, 1, 0, -0.5, -0.7]), 2));
+    const expected = [0, 1].map((i) => {
+      const x = [...rows.subarray(3 * i, 3 * i + 3), action[i]];
+      let q = 0;
+      for (let h = 0; h < 8; h++) {
+        const z = x.reduce((t, v, k) => t + v * layerWeights[h * 4 + k], 0);
+        q += headWeights[h] * (z / (1 + Math.exp(-z)));
+      }
+      return q;
+    });
+    expectArrayClose(q.forward(rows, action, 2), expected);
   });
 });
+
+function expectArrayClose(actual: ArrayLike<number>, expected: readonly number[]): void {
+  expect(actual.length).toBe(expected.length);
+  expected.forEach((value, k) => expect(actual[k]).toBeCloseTo(value, 5));
+}

@@ -4,7 +4,7 @@
  * activation. The dense layer is drawn as upstream's (KaimingHeNormal with the ReLU gain 1.41).
  */
 import { Conv2d } from '../layers/conv2d';
-import { Dense } from '../layers/dense';
+import { linearLayer } from '../layers/dense';
 import { Flatten } from '../layers/flatten';
 import { Layer, ParameterAllocator } from '../layers/layer';
 import { Sequential } from '../layers/sequential';
@@ -37,7 +37,7 @@ export function convStack(
     layers.push(conv, activation(shape));
   });
   const flatten = new Flatten(shape);
-  const dense = new Dense(allocate, `${name}.dense.0`, flatten.outputShape[0], outputSize, { kind: 'kaimingNormal', gain: VISUAL_DENSE_GAIN });
+  const dense = linearLayer(allocate, `${name}.dense.0`, flatten.outputShape[0], outputSize, { kind: 'kaimingNormal', gain: VISUAL_DENSE_GAIN });
   layers.push(flatten, dense, activation(dense.outputShape));
   return new Sequential(layers);
 }

@@ -6,7 +6,7 @@
  */
 import { Relu, Swish } from '../layers/activations';
 import { Conv2d } from '../layers/conv2d';
-import { Dense } from '../layers/dense';
+import { linearLayer } from '../layers/dense';
 import { Flatten } from '../layers/flatten';
 import { Layer, ParameterAllocator } from '../layers/layer';
 import { MaxPool2d } from '../layers/max-pool';
@@ -37,7 +37,7 @@ export const resnetEncoder: VisualEncoderKind = {
     }
     layers.push(new Swish(shape));
     const flatten = new Flatten(shape);
-    const dense = new Dense(allocate, `${name}.dense`, flatten.outputShape[0], outputSize, { kind: 'kaimingNormal', gain: VISUAL_DENSE_GAIN });
+    const dense = linearLayer(allocate, `${name}.dense`, flatten.outputShape[0], outputSize, { kind: 'kaimingNormal', gain: VISUAL_DENSE_GAIN });
     layers.push(flatten, dense, new Relu(dense.outputShape));
     return new Sequential(layers);
   },

@@ -18,8 +18,8 @@
  * normalization, checkpoints and export shared with PPO), differentiated by its hand-derived
  * backward pass, each body with its own visual encoders; the target is a second ActorCritic
  * whose critic body (encoders included) follows V. The Q networks (src/networks/q-network.ts)
- * have their own visual encoders and an MLP whose input gradient gives dQ/da for the policy
- * loss. All networks read the actor's normalized vector observations, as upstream copies the
+ * have network bodies of their own, whose input gradient gives dQ/da for the policy loss. All
+ * networks read the actor's normalized vector observations, as upstream copies the
  * policy's normalizer into them before each update.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -371,7 +371,7 @@ export class SacOptimizer {
       }
     }
 
-    // dL/da from Q1 (its MLP's input gradient; the policy loss trains no Q network, so its
+    // dL/da from Q1 (its LinearEncoder's input gradient; the policy loss trains no Q network, so its
     // encoders are left alone), then through tanh, the log probability and the clamp to the
     // actor's heads.
     if (C > 0) {

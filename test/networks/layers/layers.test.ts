@@ -9,7 +9,8 @@ import { SeededRandom } from '../../../src/common/random';
 import { selectBackend } from '../../../src/networks/backend';
 import { LeakyRelu, Relu, Swish } from '../../../src/networks/layers/activations';
 import { Conv2d } from '../../../src/networks/layers/conv2d';
-import { Dense } from '../../../src/networks/layers/dense';
+import { linearLayer } from '../../../src/networks/layers/dense';
+import { LinearEncoder } from '../../../src/networks/layers/linear-encoder';
 import { Flatten } from '../../../src/networks/layers/flatten';
 import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, blockValues, sizeOf } from '../../../src/networks/layers/layer';
 import { MaxPool2d } from '../../../src/networks/layers/max-pool';
@@ -111,9 +112,32 @@ function filterOf(weight: tf.Tensor): tf.Tensor4D {
 describe('layers: backward passes against tfjs autodiff', () => {
   it('Dense: x W^T + b', () => {
     expectGradientsMatch(
-      (allocate) => new Dense(allocate, 'dense', 6, 4, { kind: 'kaimingNormal', gain: 1.41 }),
+      (allocate) => linearLayer(allocate, 'dense', 6, 4, { kind: 'kaimingNormal', gain: 1.41 }),
       [5, 6],
       (x, p) => tf.add(tf.matMul(x, p['dense.weight'], false, true), p['dense.bias']),
+    );
+  });
+
+  it('Dense with Swish fused: swish(x W^T + b), a layer of upstream\'s LinearEncoder', () => {
+    expectGradientsMatch(
+      (allocate) => linearLayer(allocate, 'dense', 6, 4, { kind: 'kaimingNormal', gain: 1 }, 'swish'),
+      [5, 6],
+      (x, p) => {
+        const z = tf.add(tf.matMul(x, p['dense.weight'], false, true), p['dense.bias']);
+        return tf.mul(z, tf.sigmoid(z));
+      },
+    );
+  });
+
+  it('LinearEncoder: two Swish layers', () => {
+    expectGradientsMatch(
+      (allocate) => new LinearEncoder(allocate, 'encoder', 6, 5, 2),
+      [4, 6],
+      (x, p) => {
+        const swish = (z: tf.Tensor) => tf.mul(z, tf.sigmoid(z));
+        const h = swish(tf.add(tf.matMul(x, p['encoder.0.weight'], false, true), p['encoder.0.bias']));
+        return swish(tf.add(tf.matMul(h, p['encoder.1.weight'], false, true), p['encoder.1.bias']));
+      },
     );
   });
 

@@ -1,0 +1,86 @@
+/**
+ * Upstream's LinearEncoder (torch_entities/layers.py): `numLayers` dense layers of `hiddenUnits`,
+ * each drawn KaimingHeNormal with gain 1 and followed by Swish. The MLP of every network body.
+ *
+ * It runs each of its dense layers' three ways (rows, columns, JavaScript; see dense.ts) as one
+ * chain, forward and backward.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { SeededRandom } from '../../common/random';
+import { Dense, linearLayer } from './dense';
+import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource } from './layer';
+
+export class LinearEncoder implements Layer {
+  readonly layers: readonly Dense[];
+  readonly blocks: readonly ParameterBlock[];
+  readonly outputShape: readonly number[];
+
+  /** Blocks `<name>.<l>.weight` and `<name>.<l>.bias`, layer after layer. */
+  constructor(allocate: ParameterAllocator, name: string, readonly inputs: number, hiddenUnits: number, numLayers: number) {
+    this.layers = Array.from({ length: numLayers }, (_, l) =>
+      linearLayer(allocate, `${name}.${l}`, l === 0 ? inputs : hiddenUnits, hiddenUnits, { kind: 'kaimingNormal', gain: 1 }, 'swish'),
+    );
+    this.blocks = this.layers.flatMap((layer) => layer.blocks);
+    this.outputShape = [numLayers === 0 ? inputs : hiddenUnits];
+  }
+
+  /** Values its layers hold. */
+  static parameterCount(inputs: number, hiddenUnits: number, numLayers: number): number {
+    return numLayers === 0 ? 0 : (inputs + 1) * hiddenUnits + (numLayers - 1) * (hiddenUnits + 1) * hiddenUnits;
+  }
+
+  get multiplyAdds(): number {
+    return this.layers.reduce((total, layer) => total + layer.multiplyAdds, 0);
+  }
+
+  initialize(parameters: Float32Array, random: SeededRandom): void {
+    for (const layer of this.layers) layer.initialize(parameters, random);
+  }
+
+  forward(input: tf.Tensor, source: ParameterSource, keep: boolean): tf.Tensor {
+    return this.layers.reduce((x, layer) => layer.forward(x, source, keep), input);
+  }
+
+  backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null {
+    let gradient: tf.Tensor | null = outputGradient;
+    for (let l = this.layers.length - 1; l >= 0 && gradient !== null; l--) {
+      gradient = this.layers[l].backward(gradient, source, l > 0 || needInput);
+    }
+    return gradient;
+  }
+
+  /** The encoding (hidden x count) of `input` (in x count), feature-major. */
+  forwardColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D {
+    return this.layers.reduce((x, layer) => layer.forwardColumns(x, source, keep), input);
+  }
+
+  /** forwardColumns()'s backward; `inputRows` (count x in), when the caller has them, saves the first layer a transpose. */
+  backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean, inputRows?: tf.Tensor2D): tf.Tensor2D | null {
+    let gradient: tf.Tensor2D | null = outputGradient;
+    for (let l = this.layers.length - 1; l >= 0 && gradient !== null; l--) {
+      gradient = this.layers[l].backwardColumns(gradient, source, l > 0 || needInput, l === 0 ? inputRows : undefined);
+    }
+    return gradient;
+  }
+
+  /** The encoding (count x hidden) of `input` (count x in), in plain loops. */
+  forwardInJavaScript(input: Float32Array, count: number, parameters: Float32Array, keep: boolean): Float32Array {
+    return this.layers.reduce((x, layer) => layer.forwardInJavaScript(x, count, parameters, keep), input);
+  }
+
+  backwardInJavaScript(outputGradient: Float32Array, parameters: Float32Array, gradient: Float32Array, needInput: boolean): Float32Array | null {
+    let below: Float32Array | null = outputGradient;
+    for (let l = this.layers.length - 1; l >= 0 && below !== null; l--) {
+      below = this.layers[l].backwardInJavaScript(below, parameters, gradient, l > 0 || needInput);
+    }
+    return below;
+  }
+
+  exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {
+    return this.layers.reduce((x, layer, l) => layer.exportOnnx(graph, x, `${name}.${l}`, parameters), input);
+  }
+
+  dispose(): void {
+    for (const layer of this.layers) layer.dispose();
+  }
+}
