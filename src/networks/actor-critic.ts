@@ -401,10 +401,7 @@ export class ActorCritic {
           columnTensors.set(rows[g], columns);
           rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
         }
-        const output = head.forwardColumns(body.linearEncoder.forwardColumns(columns, source, true), source, true);
-        const values = new Float32Array(head.outputs * count);
-        copyTensorInto(output, values);
-        return values;
+        return head.forwardOutputColumns(body.linearEncoder.forwardColumns(columns, source, true), source, true);
       });
 
       const outputGradients = this.networks.map(({ head }) => new Float32Array(head.outputs * count));
@@ -412,7 +409,7 @@ export class ActorCritic {
       value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
 
       this.networks.forEach(({ body, head }, g) => {
-        const encodingGradient = head.backwardColumns(tf.tensor2d(outputGradients[g], [head.outputs, count]), source, true)!;
+        const encodingGradient = head.backwardOutputColumns(outputGradients[g], source, true)!;
         // Below the first layer, only the visual encoders need the gradient.
         const needInput = body.encoders.length > 0;
         const inputGradient = body.linearEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));

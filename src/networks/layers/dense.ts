@@ -75,7 +75,7 @@ export class Dense implements Layer {
   readonly biasOffset: number;
   private tensors: WeightTensors | null = null;
   private readonly transposedScratch: Float32Array;
-  /** dW^T, when backwardColumns() takes that route (not transposedScratch: tfjs may hold that one). */
+  /** dW^T, in backwardOutputColumns() (not transposedScratch: tfjs may hold that one). */
   private gradientScratch: Float32Array | null = null;
   private kept: KeptPass<tf.Tensor> | null = null;
   private keptInJavaScript: KeptPass<Float32Array> | null = null;
@@ -146,25 +146,55 @@ export class Dense implements Layer {
   }
 
   /**
-   * forwardColumns()'s backward, from d loss / d output (out x count). dW = dz x^T needs one
-   * operand transposed: the input rows when the caller has them (`inputRows`, count x in), else
-   * the smaller of dz and x.
+   * forwardColumns()'s backward, from d loss / d output (out x count). dW = dz x^T takes the
+   * input as rows: `inputRows` (count x in) when the caller has them, else x transposed.
    */
   backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean, inputRows?: tf.Tensor2D): tf.Tensor2D | null {
     const { input: x, gate, output } = keptPass(this.kept);
     const dz = (gate === null ? outputGradient : swishBackward(outputGradient, gate, output!)) as tf.Tensor2D;
-    if (inputRows !== undefined) {
-      copyTensorInto(tf.matMul(dz, inputRows), source.gradient, this.weightOffset);
-    } else if (this.outputs < this.inputs) {
-      // dW^T = x dz^T (in x out), turned back in JavaScript.
-      this.gradientScratch ??= new Float32Array(this.inputs * this.outputs);
-      copyTensorInto(tf.matMul(x, tf.transpose(dz)), this.gradientScratch);
-      transposeInto(this.gradientScratch, this.inputs, this.outputs, source.gradient, this.weightOffset);
-    } else {
-      copyTensorInto(tf.matMul(dz, tf.transpose(x)), source.gradient, this.weightOffset);
-    }
+    copyTensorInto(tf.matMul(dz, inputRows ?? tf.transpose(x)), source.gradient, this.weightOffset);
     copyTensorInto(tf.sum(dz, 1), source.gradient, this.biasOffset);
     return needInput ? (tf.matMul(this.weightTensors(source).transposed, dz) as tf.Tensor2D) : null;
+  }
+
+  /**
+   * forwardColumns() for an output layer whose values the loss reads in JavaScript (linear
+   * only): out x count values. The bias is added here, cheaper than a broadcast op for the few
+   * rows of a head.
+   */
+  forwardOutputColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): Float32Array {
+    if (this.activation !== 'linear') throw new Error('forwardOutputColumns() runs linear layers only.');
+    const count = input.shape[1];
+    const values = new Float32Array(this.outputs * count);
+    copyTensorInto(tf.matMul(this.weightTensors(source).weight, input), values);
+    const p = source.parameters;
+    for (let r = 0; r < this.outputs; r++) {
+      const bias = p[this.biasOffset + r];
+      for (let i = 0; i < count; i++) values[r * count + i] += bias;
+    }
+    if (keep) this.kept = { input, gate: null, output: null };
+    return values;
+  }
+
+  /**
+   * forwardOutputColumns()'s backward, from d loss / d output (out x count values): dW = dy x^T
+   * taken as its transpose x dy^T, so that no activation is transposed, and db summed here.
+   */
+  backwardOutputColumns(outputGradient: Float32Array, source: ParameterSource, needInput: boolean): tf.Tensor2D | null {
+    const { input: x } = keptPass(this.kept);
+    const { inputs, outputs } = this;
+    const count = x.shape[1]!;
+    const rows = new Float32Array(count * outputs);
+    transposeInto(outputGradient, outputs, count, rows);
+    this.gradientScratch ??= new Float32Array(inputs * outputs);
+    copyTensorInto(tf.matMul(x, tf.tensor2d(rows, [count, outputs])), this.gradientScratch);
+    transposeInto(this.gradientScratch, inputs, outputs, source.gradient, this.weightOffset);
+    for (let r = 0; r < outputs; r++) {
+      let sum = 0;
+      for (let i = 0; i < count; i++) sum += outputGradient[r * count + i];
+      source.gradient[this.biasOffset + r] = sum;
+    }
+    return needInput ? (tf.matMul(this.weightTensors(source).transposed, tf.tensor2d(outputGradient, [outputs, count])) as tf.Tensor2D) : null;
   }
 
   // JavaScript: batch first, plain loops.

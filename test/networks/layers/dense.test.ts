@@ -1,6 +1,6 @@
 /**
- * A dense layer's three ways of running the same arithmetic (batch first with tfjs, feature-major
- * with tfjs, plain loops) give the same outputs and gradients, with and without Swish and with
+ * A dense layer's ways of running the same arithmetic (batch first with tfjs, feature-major with
+ * tfjs, as an output layer read in JavaScript too, plain loops) give the same outputs and gradients, with and without Swish and with
  * several output parts; the parts' blocks lie as one weight matrix and one bias vector, each
  * drawn with its own initialization. (The batch-first way is checked against tfjs's autodiff in
  * layers.test.ts.)
@@ -60,6 +60,8 @@ interface ThreeWays {
   rows(x: Float32Array, dy: Float32Array, count: number, source: ParameterSource): { y: Float32Array; dx: Float32Array };
   columns(x: Float32Array, dy: Float32Array, count: number, source: ParameterSource, withInputRows: boolean): { y: Float32Array; dx: Float32Array };
   javaScript(x: Float32Array, dy: Float32Array, count: number, source: ParameterSource): { y: Float32Array; dx: Float32Array };
+  /** The feature-major way of an output layer the loss reads in JavaScript (linear layers). */
+  outputColumns(x: Float32Array, dy: Float32Array, count: number, source: ParameterSource): { y: Float32Array; dx: Float32Array };
 }
 
 function threeWays(layer: Dense | LinearEncoder, inputs: number, outputs: number): ThreeWays {
@@ -83,6 +85,13 @@ function threeWays(layer: Dense | LinearEncoder, inputs: number, outputs: number
       y: layer.forwardInJavaScript(x, count, source.parameters, true),
       dx: layer.backwardInJavaScript(dy, source.parameters, source.gradient, true)!,
     }),
+    outputColumns: (x, dy, count, source) =>
+      tf.tidy(() => {
+        if (!(layer instanceof Dense)) throw new Error('output layers are Dense');
+        const y = layer.forwardOutputColumns(tf.tensor2d(transpose(x, count, inputs), [inputs, count]), source, true);
+        const dx = layer.backwardOutputColumns(transpose(dy, count, outputs), source, true)!;
+        return { y: transpose(y, outputs, count), dx: transpose(dx.dataSync() as Float32Array, inputs, count) };
+      }),
   };
 }
 
@@ -103,6 +112,7 @@ function expectSameThreeWays(build: (allocate: ParameterAllocator) => Dense | Li
       'columns': ways.columns(x, dy, count, s, false),
       'columns given the input rows': ways.columns(x, dy, count, s, true),
       'JavaScript': ways.javaScript(x, dy, count, s),
+      ...(layer instanceof Dense && layer.activation === 'linear' ? { 'output columns': ways.outputColumns(x, dy, count, s) } : {}),
     };
     for (const [way, run] of Object.entries(results)) {
       // Each way writes the whole gradient: the next one starts from garbage.
@@ -117,7 +127,7 @@ function expectSameThreeWays(build: (allocate: ParameterAllocator) => Dense | Li
 
 describe('Dense, three ways', () => {
   it.each<[string, DenseActivation, number, number]>([
-    ['linear, fewer outputs than inputs (dW through its transpose)', 'linear', 7, 3],
+    ['linear, fewer outputs than inputs (a head)', 'linear', 7, 3],
     ['linear, more outputs than inputs', 'linear', 3, 7],
     ['Swish', 'swish', 5, 5],
   ])('%s', (_, activation, inputs, outputs) => {
