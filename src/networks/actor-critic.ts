@@ -5,9 +5,9 @@
  *
  * Each of its networks is a NetworkBody (network-body.ts: a visual encoder per image beside the
  * normalized vector observations, then upstream's LinearEncoder of `num_layers` Swish layers)
- * with one dense head whose output parts are upstream's heads: the actor's Gaussian means (log
- * standard deviations are a separate learned vector) and the logits of each discrete branch,
- * and a value head per reward signal. With shared_critic the value heads sit on the actor's
+ * with one dense head whose output parts are upstream's heads: the action model's
+ * (action-model.ts: the Gaussian's means, whose log standard deviations are a separate learned
+ * vector, and the logits of each discrete branch), and a value head per reward signal. With shared_critic the value heads sit on the actor's
  * body; otherwise the critic has a body of its own. SAC's actor (options conditionalSigma and
  * tanhSquash) adds a log_sigma head beside the means and squashes its Gaussian samples with
  * tanh; its critic body is SAC's value network V(s).
@@ -25,21 +25,11 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
-import { ActionSpec, ActionTuple, BehaviorSpec, ObservationType } from '../env/behavior-spec';
+import { ActionSpec, BehaviorSpec, ObservationType } from '../env/behavior-spec';
 import { SeededRandom } from '../common/random';
-import {
-  argmax,
-  categoricalEntropy,
-  categoricalLogProb,
-  clipAction,
-  gaussianEntropy,
-  gaussianLogProb,
-  maskedSoftmax,
-  sampleCategorical,
-} from './distributions';
+import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { clampLogSigma, squashedGaussianLogProb } from './squashed-gaussian';
 import { copyTensorInto, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVisual } from './encoders/body-input';
@@ -93,17 +83,9 @@ export interface ModelDescription {
   }>;
 }
 
-/** A batch of decisions. Row i of every array belongs to agent i. */
-export interface ActOutput {
-  /** The actions as sampled: what the buffer stores and the update learns from. */
-  readonly action: ActionTuple;
-  /** What the environment receives: continuous actions clipped as upstream's clip_action. */
-  readonly envAction: ActionTuple;
-  /** n x continuous size, and n x branches (the log probability of each branch's choice). */
-  readonly logProbs: { readonly continuous: Float32Array; readonly discrete: Float32Array };
-  /** The entropy of each agent's action distribution. */
-  readonly entropy: Float32Array;
-  /** Value estimates of each reward signal, when asked for. */
+/** A batch of decisions (see SampledActions), with value estimates when asked for. */
+export interface ActOutput extends SampledActions {
+  /** Value estimates of each reward signal. */
   readonly values?: Readonly<Record<string, Float32Array>>;
 }
 
@@ -174,9 +156,7 @@ export class ActorCritic {
   private readonly networks: readonly Network[];
   private readonly logStdBlock: ParameterBlock | null;
   /** Rows of the actor's head before the logits: the means, then the log_sigma head when conditional. */
-  private readonly logitStart: number;
-  private readonly branchOffsets: number[];
-  private readonly logitRows: number;
+  private readonly actionModel: ActionModel;
   private readonly random: SeededRandom;
   private readonly gradient: Float32Array;
   private version = 0;
@@ -198,14 +178,12 @@ export class ActorCritic {
     this.random = new SeededRandom(options.seed);
 
     const continuous = spec.actionSpec.continuousSize;
-    const branches = spec.actionSpec.discreteBranches;
-    this.branchOffsets = [];
-    let logitRows = 0;
-    for (const size of branches) {
-      this.branchOffsets.push(logitRows);
-      logitRows += size;
-    }
-    this.logitRows = logitRows;
+    this.actionModel = new ActionModel(spec.actionSpec, {
+      conditionalSigma: options.conditionalSigma === true,
+      tanhSquash: options.tanhSquash === true,
+      deterministic: this.deterministic,
+    });
+    this.conditionalSigma = this.actionModel.conditionalSigma;
 
     const blocks: ParameterBlock[] = [];
     let size = 0;
@@ -221,22 +199,15 @@ export class ActorCritic {
       const valuePart = head.parts.find((part) => part.name.startsWith(`${name}.value_heads.`));
       return { body, head, valueRow: valuePart?.row ?? -1 };
     };
-    // The heads as upstream draws them: KaimingHeNormal with gain 0.2 for the Gaussian's means and
-    // log_sigma, 0.1 for the branch logits; the value heads XavierGlorotUniform with gain 1.
-    const conditionalSigma = continuous > 0 && options.conditionalSigma === true;
-    this.conditionalSigma = conditionalSigma;
-    const actorParts: DenseOutputPart[] = [];
-    if (continuous > 0) actorParts.push({ name: 'mu', size: continuous, init: { kind: 'kaimingNormal', gain: 0.2 } });
-    if (conditionalSigma) actorParts.push({ name: 'log_sigma', size: continuous, init: { kind: 'kaimingNormal', gain: 0.2 } });
-    this.logitStart = conditionalSigma ? 2 * continuous : continuous;
-    branches.forEach((branchSize, b) => actorParts.push({ name: `branches.${b}`, size: branchSize, init: { kind: 'kaimingNormal', gain: 0.1 } }));
+    // The action model's heads, and the value heads drawn XavierGlorotUniform with gain 1.
+    const actorParts = this.actionModel.heads;
     const valueParts = this.rewardSignals.map((name): DenseOutputPart => ({ name: `value_heads.${name}`, size: 1, init: { kind: 'xavierUniform', gain: 1 } }));
     if (options.sharedCritic) {
       this.networks = [addNetwork('actor', [...actorParts, ...valueParts])];
     } else {
       this.networks = [addNetwork('actor', actorParts), addNetwork('critic', valueParts)];
     }
-    this.logStdBlock = continuous > 0 && !conditionalSigma ? allocate('actor.log_sigma', [continuous]) : null;
+    this.logStdBlock = continuous > 0 && !this.conditionalSigma ? allocate('actor.log_sigma', [continuous]) : null;
     this.blocks = blocks;
     this.parameters = new Float32Array(size);
     this.gradient = new Float32Array(size);
@@ -295,64 +266,9 @@ export class ActorCritic {
     options: { readonly values?: boolean } = {},
   ): ActOutput {
     const outputs = this.infer(observations, count, options.values ? this.networks : [this.networks[0]]);
-    const actor = outputs[0];
     const width = this.networks[0].head.outputs;
-    const spec = this.actionSpec;
-    const continuous = spec.continuousSize;
-    const branches = spec.discreteBranches;
-    const maskWidth = this.logitRows;
-    if (allowedActions && allowedActions.length !== count * maskWidth) {
-      throw new Error(`act() got an action mask of ${allowedActions.length} values for ${count} agents x ${maskWidth} actions.`);
-    }
-    const action = spec.emptyAction(count);
-    const envContinuous = new Float32Array(count * continuous);
-    const continuousLogProbs = new Float32Array(count * continuous);
-    const discreteLogProbs = new Float32Array(count * branches.length);
-    const entropy = new Float32Array(count);
-    const conditionalSigma = this.conditionalSigma;
-    const tanhSquash = this.options.tanhSquash === true;
-    const sharedLogStd = this.logStd();
-
-    const probs = new Float64Array(Math.max(1, ...branches));
-    const allowed = new Float64Array(probs.length);
-    for (let i = 0; i < count; i++) {
-      const row = i * width;
-      let continuousEntropy = 0;
-      for (let j = 0; j < continuous; j++) {
-        const mean = actor[row + j];
-        const logStd = conditionalSigma ? clampLogSigma(actor[row + continuous + j]) : sharedLogStd[j];
-        const k = i * continuous + j;
-        continuousEntropy += gaussianEntropy(logStd) / continuous;
-        const sample = this.deterministic ? mean : mean + Math.exp(logStd) * this.random.gaussian();
-        if (tanhSquash) {
-          action.continuous[k] = Math.tanh(sample);
-          envContinuous[k] = action.continuous[k];
-          continuousLogProbs[k] = squashedGaussianLogProb(sample, mean, logStd);
-        } else {
-          action.continuous[k] = sample;
-          // From the stored float32 value, as upstream clips the action tensor.
-          envContinuous[k] = clipAction(action.continuous[k]);
-          continuousLogProbs[k] = gaussianLogProb(action.continuous[k], mean, logStd);
-        }
-      }
-      let agentEntropy = continuousEntropy;
-      for (let b = 0; b < branches.length; b++) {
-        const size = branches[b];
-        const first = this.logitStart + this.branchOffsets[b];
-        for (let k = 0; k < size; k++) allowed[k] = allowedActions ? allowedActions[i * maskWidth + this.branchOffsets[b] + k] : 1;
-        maskedSoftmax(actor.subarray(row + first, row + first + size), allowed, size, probs);
-        const choice = this.deterministic ? argmax(probs, size) : sampleCategorical(probs, size, this.random.next());
-        action.discrete[i * branches.length + b] = choice;
-        discreteLogProbs[i * branches.length + b] = categoricalLogProb(probs, choice);
-        agentEntropy += categoricalEntropy(probs, size);
-      }
-      entropy[i] = agentEntropy;
-    }
     return {
-      action,
-      envAction: { continuous: envContinuous, discrete: action.discrete },
-      logProbs: { continuous: continuousLogProbs, discrete: discreteLogProbs },
-      entropy,
+      ...this.actionModel.sample(outputs[0], width, count, this.logStd(), allowedActions, this.random),
       ...(options.values ? { values: this.valuesOf(outputs[outputs.length - 1], count) } : {}),
     };
   }
@@ -528,14 +444,15 @@ export class ActorCritic {
   /** Splits per-network head arrays (feature-major) into the named parts (views, no copies). */
   private headView(perNetwork: Float32Array[], logStd: Float32Array, count: number): HeadOutputs {
     const continuous = this.actionSpec.continuousSize;
+    const { logitStart, logitRows } = this.actionModel;
     const actor = perNetwork[0];
     const valueBody = this.networks[this.networks.length - 1];
     const valueArray = perNetwork[perNetwork.length - 1];
     return {
       count,
       means: actor.subarray(0, continuous * count),
-      logStd: this.conditionalSigma ? actor.subarray(continuous * count, this.logitStart * count) : logStd,
-      logits: actor.subarray(this.logitStart * count, (this.logitStart + this.logitRows) * count),
+      logStd: this.conditionalSigma ? actor.subarray(continuous * count, logitStart * count) : logStd,
+      logits: actor.subarray(logitStart * count, (logitStart + logitRows) * count),
       values: this.rewardSignals.map((_, s) =>
         valueArray.subarray((valueBody.valueRow + s) * count, (valueBody.valueRow + s + 1) * count),
       ),
