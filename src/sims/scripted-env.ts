@@ -27,7 +27,7 @@ import { FloatPropertiesChannel } from '../communicator/side-channels/float-prop
 import { SideChannelManager } from '../communicator/side-channels/side-channel-manager';
 import { ActionSizes, AgentActionColumns, StepInputMessage, stepInputFromProto } from '../communicator/wire/step-input';
 import { AgentInfosToSend, ObservationToSend, encodeStepOutputMessage } from '../communicator/wire/step-output';
-import { SimOptionSpecs, SimOptionValues, intOption, parsePlayerArgs } from './sdk/run-environment';
+import { SimOptionSpecs, SimOptionValues, asksForHelp, intOption, parsePlayerArgs, playerUsage } from './sdk/run-environment';
 import { UnityClient } from './unity-client';
 
 export interface ScriptedEnvOptions {
@@ -383,7 +383,9 @@ export async function runScriptedEnv(options: ScriptedEnvOptions): Promise<numbe
   return 0;
 }
 
-if (require.main === module) {
+if (require.main === module && asksForHelp(process.argv.slice(2))) {
+  process.stdout.write(playerUsage('Scripted', 'scripted, deterministic agents for protocol tests, their specs from the command line', SCRIPTED_OPTIONS));
+} else if (require.main === module) {
   runScriptedEnv(parseScriptedEnvArgs(process.argv.slice(2))).then(
     (code) => process.exit(code),
     (error: Error) => {

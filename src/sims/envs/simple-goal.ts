@@ -24,6 +24,7 @@ import { SeededRandom } from '../../common/random';
 import {
   SimDefinition,
   SimOptionValues,
+  asksForHelp,
   intOption,
   numberOption,
   parseSimArgs,
@@ -416,7 +417,7 @@ if (require.main === module) {
   const argv = process.argv.slice(2);
   try {
     // Checked before connecting, so that a bad option fails at once rather than after the handshake.
-    readSimpleGoalConfig(parseSimArgs(SIMPLE_GOAL, argv).values);
+    if (!asksForHelp(argv)) readSimpleGoalConfig(parseSimArgs(SIMPLE_GOAL, argv).values);
   } catch (error) {
     process.stderr.write(`${SIMPLE_GOAL.name}: ${(error as Error).message}\n`);
     process.exit(1);

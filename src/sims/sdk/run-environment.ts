@@ -119,8 +119,37 @@ class Pacer {
   }
 }
 
+/** Whether a player's command line asks for help (`--help`, or `-h`, which Unity's own flags never use). */
+export function asksForHelp(argv: readonly string[]): boolean {
+  return argv.includes('--help') || argv.includes('-h');
+}
+
+/** What `--help` prints: what the player is, how a trainer launches it, and every option with its default. */
+export function playerUsage(name: string, description: string, options: SimOptionSpecs): string {
+  const lines = Object.entries(options).map(([option, o]) => {
+    const flag = o.type === 'string' ? `--${option} VALUE` : `--${option}`;
+    const fallback = o.default === undefined ? '' : ` (default ${String(o.default)})`;
+    return `  ${flag.padEnd(28)}${o.description}${fallback}`;
+  });
+  return [
+    `${name}: ${description}`,
+    '',
+    'Launched like a Unity build: it connects to the trainer listening on --mlagents-port (mlagents-learn',
+    '--env=builtin:NAME launches it so). Unity player flags (-logFile PATH, -batchmode, -nographics, ...)',
+    'are accepted as a build accepts them. --help or -h: this text; nothing connects.',
+    '',
+    'Options:',
+    ...lines,
+    '',
+  ].join('\n');
+}
+
 /** The entry point of a built-in environment's executable. Resolves to the exit code. */
 export async function runEnvironmentMain(definition: SimDefinition, argv: readonly string[]): Promise<number> {
+  if (asksForHelp(argv)) {
+    process.stdout.write(playerUsage(definition.name, definition.description, { ...COMMON_OPTIONS, ...definition.options }));
+    return 0;
+  }
   const args = parseSimArgs(definition, argv);
   const log = (line: string) => {
     const text = `[${definition.name}] ${line}\n`;
