@@ -11,6 +11,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import * as path from 'path';
 import { consoleLogger } from '../common/logger';
+import { exposureWarning } from '../communicator/bind-address';
 import { UnityEnvironment } from '../env/unity-environment';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 
@@ -83,6 +84,8 @@ export function parseDriveArgs(argv: string[]): DriveOptions {
 
 export async function drive(options: DriveOptions): Promise<Map<string, BehaviorTally>> {
   const logger = consoleLogger();
+  const exposure = exposureWarning(options.bindAddress);
+  if (exposure !== null) logger.warning(exposure);
   const fileName = options.env === undefined ? null : isBuiltinEnv(options.env) ? builtinExecutable(options.env) : options.env;
   const env = await UnityEnvironment.create({
     fileName,

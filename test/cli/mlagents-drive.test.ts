@@ -32,6 +32,15 @@ describe('mlagents-drive', () => {
     expect(err).toMatch(/--env/);
   });
 
+  it('warns once, at start, when --bind-address opens the port to the network', async () => {
+    const open = run(['--env=builtin:Scripted', '--steps', '2', '--bind-address', '0.0.0.0', '--base-port', String(await freePort())]);
+    expect(open.code).toBe(0);
+    expect(open.err.match(/open to the network, without authentication or encryption/g)).toHaveLength(1);
+    const local = run(['--env=builtin:Scripted', '--steps', '2', '--base-port', String(await freePort())]);
+    expect(local.code).toBe(0);
+    expect(local.err).not.toContain('open to the network');
+  });
+
   it('refuses a malformed option value, naming the option', () => {
     const { code, err } = run(['--steps', 'many']);
     expect(code).not.toBe(0);

@@ -180,3 +180,24 @@ describe('mlagents-learn refuses what it cannot do, before any environment start
     );
   });
 });
+
+describe('mlagents-learn --bind-address', () => {
+  const exposed = /^--bind-address 0\.0\.0\.0: the trainer's port is open to the network, without authentication or encryption/;
+
+  it.each([
+    ['0.0.0.0', 1],
+    ['localhost', 0],
+    ['127.0.0.1', 0],
+  ])('%s: warns %d time(s) that the port is open to the network, before anything connects', async (address, warnings) => {
+    const cwd = tempDir('learn-bind');
+    writeSimplePpoConfig(cwd);
+    const logger = memoryLogger();
+    // An executable that does not exist ends the run right after the start.
+    await expect(learn(['config.yaml', '--run-id=bind', `--bind-address=${address}`, '--env=/nonexistent/Game'], { cwd, logger })).rejects.toThrow(
+      '/nonexistent/Game',
+    );
+    const lines = logger.lines.filter((l) => l.level === 'warning' && /open to the network/.test(l.message));
+    expect(lines).toHaveLength(warnings);
+    if (warnings > 0) expect(lines[0].message.replace(/\d+\.\d+\.\d+\.\d+/, '0.0.0.0')).toMatch(exposed);
+  });
+});
