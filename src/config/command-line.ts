@@ -89,6 +89,8 @@ const UPSTREAM_FLAGS: readonly FlagSpec[] = [
     description: "the environment's Time.captureFramerate" },
   { flag: '--no-graphics', section: 'engine_settings', key: 'no_graphics',
     description: 'run environment executables without graphics (only without visual observations)' },
+  { flag: '--no-graphics-monitor', section: 'engine_settings', key: 'no_graphics_monitor',
+    description: 'only the first environment renders (to watch it); the others run without graphics' },
   { flag: '--torch-device', placeholder: '<device>', section: 'torch_settings', key: 'device',
     description: "upstream's PyTorch device (cpu, cuda, cuda:0), accepted so that its command lines keep working" },
 ];

@@ -215,6 +215,8 @@ export interface EngineSettings {
   target_frame_rate: number;
   capture_frame_rate: number;
   no_graphics: boolean;
+  /** Only the first environment (worker 0) renders; the others run with -nographics (ML-Agents release 22). */
+  no_graphics_monitor: boolean;
 }
 
 export interface CheckpointSettings {

@@ -646,6 +646,7 @@ const ENGINE_KEYS = [
   'target_frame_rate',
   'capture_frame_rate',
   'no_graphics',
+  'no_graphics_monitor',
 ] as const;
 
 function structureEngineSettings(value: unknown, path: string, source: ConfigSource): EngineSettings {
@@ -659,6 +660,7 @@ function structureEngineSettings(value: unknown, path: string, source: ConfigSou
     target_frame_rate: r.int('target_frame_rate', -1, { atLeast: -1 }),
     capture_frame_rate: r.int('capture_frame_rate', 60, { atLeast: 0 }),
     no_graphics: r.bool('no_graphics', false),
+    no_graphics_monitor: r.bool('no_graphics_monitor', false),
   };
 }
 

@@ -345,7 +345,8 @@ async function launchWorker(
     workerId,
     basePort: options.basePort,
     seed: options.seed,
-    noGraphics: options.noGraphics,
+    // As upstream: with no_graphics_monitor, every worker but the first runs without graphics.
+    noGraphics: options.noGraphics || (options.engine.no_graphics_monitor && workerId !== 0),
     timeoutWait: options.timeoutWait,
     additionalArgs: options.envArgs,
     sideChannels: [engineChannel, parametersChannel, stats],

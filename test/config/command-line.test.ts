@@ -38,6 +38,7 @@ describe('command line over YAML over defaults', () => {
       '--time-scale',
       '1.5',
       '--no-graphics',
+      '--no-graphics-monitor',
       '--run-id',
       'from-cli',
       '--results-dir=elsewhere',
@@ -50,7 +51,7 @@ describe('command line over YAML over defaults', () => {
     expect(options.env_settings).toEqual(
       expect.objectContaining({ env_path: 'builtin:3DBall', num_envs: 1, base_port: 5005, seed: -1 }),
     );
-    expect(options.engine_settings).toEqual(expect.objectContaining({ time_scale: 1.5, no_graphics: true }));
+    expect(options.engine_settings).toEqual(expect.objectContaining({ time_scale: 1.5, no_graphics: true, no_graphics_monitor: true }));
     expect(options.checkpoint_settings).toEqual(expect.objectContaining({ run_id: 'from-cli', results_dir: 'elsewhere' }));
     expect(options.torch_settings.device).toBe('cuda:0');
     expect(options.debug).toBe(true);

@@ -83,6 +83,7 @@ describe('defaults of a minimal configuration', () => {
       target_frame_rate: -1,
       capture_frame_rate: 60,
       no_graphics: false,
+      no_graphics_monitor: false,
     });
     expect(options.checkpoint_settings).toEqual({
       run_id: 'ppo',

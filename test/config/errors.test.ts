@@ -40,7 +40,7 @@ describe('unknown keys', () => {
     const error = loadError('engine_settings: {fullscreen: true}\n');
     expect(error.message).toBe(
       `${error.file}: engine_settings.fullscreen: unknown key "fullscreen" in engine_settings. ` +
-        'Valid keys: width, height, quality_level, time_scale, target_frame_rate, capture_frame_rate, no_graphics.',
+        'Valid keys: width, height, quality_level, time_scale, target_frame_rate, capture_frame_rate, no_graphics, no_graphics_monitor.',
     );
   });
 

@@ -72,6 +72,7 @@ engine_settings:
   target_frame_rate: -1
   capture_frame_rate: 60
   no_graphics: false
+  no_graphics_monitor: false
 environment_parameters: null
 checkpoint_settings:
   run_id: first

@@ -60,6 +60,7 @@ async function launch(numEnvs: number, envArgs: string[], restarts: RestartLimit
         target_frame_rate: -1,
         capture_frame_rate: 60,
         no_graphics: true,
+        no_graphics_monitor: false,
       },
       environmentParameters: null,
       restarts,
