@@ -12,6 +12,8 @@
  * every environment is reset, as upstream's SubprocessEnvManager does, until the worker exceeds
  * --max-lifetime-restarts or --restarts-rate-limit-n crashes within --restarts-rate-limit-period-s.
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import type { EngineSettings, EnvironmentSettings, SamplerSettings } from '../config/settings';
 import type { Logger } from '../common/logger';
 import { CommunicatorError } from '../communicator/rpc-communicator';
@@ -201,10 +203,13 @@ export class EnvManager {
   private async restartWorkers(crashes: ReadonlyMap<number, Error>): Promise<void> {
     await Promise.all(
       [...crashes].map(async ([workerId, error]) => {
-        this.options.logger.warning(`Restarting worker[${workerId}] after '${error.message}'`);
         this.recentRestartTimes[workerId].push(Date.now());
         this.restartCounts[workerId] += 1;
         await this.workers[workerId].env.close();
+        // The relaunched player writes Player-<n>.log afresh: the crashed one's log moves aside first.
+        const keptLog = keepCrashedLog(this.options.logFolder, workerId, this.restartCounts[workerId], this.options.logger);
+        const where = keptLog === null ? '' : `. Its log up to the crash is kept in ${keptLog}`;
+        this.options.logger.warning(`Restarting worker[${workerId}] after '${error.message}'${where}`);
         this.workers[workerId] = await launchWorker(this.options, workerId, this.samplers);
       }),
     );
@@ -356,6 +361,22 @@ async function launchWorker(
     logger: options.logger,
   });
   return { env, stats, parameters: parametersChannel, lastDecision: new Map() };
+}
+
+/** Renames a crashed worker's Player-<n>.log to Player-<n>.crash-<restart>.log; its new path, or null when it has none. */
+function keepCrashedLog(logFolder: string, workerId: number, restart: number, logger: Logger): string | null {
+  if (logFolder === '') return null;
+  const log = path.join(logFolder, `Player-${workerId}.log`);
+  const kept = path.join(logFolder, `Player-${workerId}.crash-${restart}.log`);
+  try {
+    fs.renameSync(log, kept);
+    return kept;
+  } catch (error) {
+    // No log there (the player wrote none, or -logFile sent it elsewhere): nothing to keep.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    logger.warning(`Could not keep worker ${workerId}'s log ${log} as ${kept} (${(error as Error).message}): its restart overwrites it.`);
+    return null;
+  }
 }
 
 function sendSamplers(channel: EnvironmentParametersChannel, samplers: Readonly<Record<string, SamplerSettings>>): void {

@@ -2,6 +2,8 @@
  * The EnvManager restarting crashed workers, against the scripted environment: real child
  * processes that leave the session after a number of steps, or that are killed.
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import { memoryLogger } from '../../src/common/logger';
 import { BehaviorSpec } from '../../src/env/behavior-spec';
 import { DecisionSteps } from '../../src/env/steps';
@@ -34,6 +36,7 @@ afterEach(async () => {
 
 async function launch(numEnvs: number, envArgs: string[], restarts: RestartLimits) {
   const logger = memoryLogger();
+  const logFolder = tempDir('env-restarts');
   const managers = new Map<string, AgentManager<ActingPolicy>>();
   const episodeLengths: number[] = [];
   const stats = {
@@ -51,7 +54,7 @@ async function launch(numEnvs: number, envArgs: string[], restarts: RestartLimit
       envArgs: ['--agents', '2', ...envArgs],
       numAreas: 1,
       bindAddress: 'localhost',
-      logFolder: tempDir('env-restarts'),
+      logFolder,
       engine: {
         width: 84,
         height: 84,
@@ -79,14 +82,14 @@ async function launch(numEnvs: number, envArgs: string[], restarts: RestartLimit
   );
   opened.push(envManager);
   await envManager.reset();
-  return { envManager, logger, episodeLengths };
+  return { envManager, logger, episodeLengths, logFolder };
 }
 
 const UNLIMITED: RestartLimits = { max_lifetime_restarts: -1, restarts_rate_limit_n: -1, restarts_rate_limit_period_s: 60 };
 
 describe('restarting crashed environment workers', () => {
   it('relaunches a worker that left the session on its port, resets it and goes on stepping', async () => {
-    const { envManager, logger, episodeLengths } = await launch(1, ['--episode-length', '3', '--quit-after', '5'], UNLIMITED);
+    const { envManager, logger, episodeLengths, logFolder } = await launch(1, ['--episode-length', '3', '--quit-after', '5'], UNLIMITED);
     const first = envManager.environments[0];
     for (let step = 1; step <= 4; step++) await envManager.step();
     expect(episodeLengths).toEqual([2, 2]);
@@ -95,10 +98,13 @@ describe('restarting crashed environment workers', () => {
     const second = envManager.environments[0];
     expect(second).not.toBe(first);
     expect(second.port).toBe(first.port);
-    expect(logger.lines).toContainEqual({
-      level: 'warning',
-      message: expect.stringMatching(/^Restarting worker\[0\] after '.+'$/),
-    });
+    // Upstream's warning, then where the crashed player's log went: the relaunch writes Player-0.log afresh.
+    const kept = path.join(logFolder, 'Player-0.crash-1.log');
+    const warning = logger.lines.find((l) => l.level === 'warning' && l.message.startsWith('Restarting worker[0]'));
+    expect(warning?.message).toMatch(/^Restarting worker\[0\] after '.+'\. Its log up to the crash is kept in /);
+    expect(warning?.message.endsWith(kept)).toBe(true);
+    expect(fs.readFileSync(kept, 'utf8')).toContain('leaving after 5 steps');
+    expect(fs.readFileSync(path.join(logFolder, 'Player-0.log'), 'utf8')).not.toContain('leaving after');
     // The new process answers from its first step (the observation starts with the step number).
     expect(second.getSteps('Scripted')[0].observation(0, 0)[0]).toBe(0);
     await envManager.step();
