@@ -12,7 +12,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import * as path from 'path';
 import { consoleLogger } from '../common/logger';
 import { exposureWarning } from '../communicator/bind-address';
-import { UnityEnvironment } from '../env/unity-environment';
+import { InterruptedError, UnityEnvironment } from '../env/unity-environment';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 
 interface DriveOptions {
@@ -87,7 +87,13 @@ export async function drive(options: DriveOptions): Promise<Map<string, Behavior
   const exposure = exposureWarning(options.bindAddress);
   if (exposure !== null) logger.warning(exposure);
   const fileName = options.env === undefined ? null : isBuiltinEnv(options.env) ? builtinExecutable(options.env) : options.env;
+  // Ctrl-C while the environment connects ends the wait at once (and the build it launched).
+  const connecting = new AbortController();
+  const interruptConnecting = () => connecting.abort();
+  process.once('SIGINT', interruptConnecting);
+  process.once('SIGTERM', interruptConnecting);
   const env = await UnityEnvironment.create({
+    signal: connecting.signal,
     fileName,
     basePort: options.basePort,
     seed: options.seed,
@@ -97,6 +103,9 @@ export async function drive(options: DriveOptions): Promise<Map<string, Behavior
     bindAddress: options.bindAddress,
     logFolder: options.logFolder && path.resolve(options.logFolder),
     logger,
+  }).finally(() => {
+    process.off('SIGINT', interruptConnecting);
+    process.off('SIGTERM', interruptConnecting);
   });
   const stop = () => {
     logger.info('Interrupted: closing the environment.');
@@ -164,7 +173,7 @@ if (require.main === module) {
     () => process.exit(0),
     (error: Error) => {
       process.stderr.write(`[ERROR] ${error.message}\n`);
-      process.exit(1);
+      process.exit(error instanceof InterruptedError ? 130 : 1);
     },
   );
 }

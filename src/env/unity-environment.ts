@@ -70,7 +70,20 @@ export interface UnityEnvironmentOptions {
   numAreas?: number;
   /** Address the server binds; 'localhost' by default. */
   bindAddress?: string;
+  /**
+   * Ends the wait for the environment to connect when aborted (Ctrl-C): create() rejects with an
+   * InterruptedError at once, after closing the server and ending the launched process.
+   */
+  signal?: AbortSignal;
   logger?: Logger;
+}
+
+/** create() gave up waiting because its signal was aborted. */
+export class InterruptedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InterruptedError';
+  }
 }
 
 export class UnityEnvironment {
@@ -141,6 +154,10 @@ export class UnityEnvironment {
 
     let launched: LaunchedEnvironment | undefined;
     let connected = false;
+    const interrupt = () =>
+      communicator.abort(new InterruptedError(`Interrupted while waiting for the environment to connect on port ${port}.`));
+    options.signal?.addEventListener('abort', interrupt);
+    if (options.signal?.aborted) interrupt();
     try {
       if (fileName !== null) {
         launched = launchEnvironment({
@@ -197,6 +214,8 @@ export class UnityEnvironment {
       await communicator.close();
       await launched?.close();
       throw error;
+    } finally {
+      options.signal?.removeEventListener('abort', interrupt);
     }
   }
 

@@ -53,6 +53,8 @@ export interface LaunchOptions {
   readonly environmentParameters: Readonly<Record<string, SamplerSettings>> | null;
   readonly restarts: RestartLimits;
   readonly logger: Logger;
+  /** Aborted to stop waiting for environments to connect (at launch or after a crash). */
+  readonly signal?: AbortSignal;
 }
 
 /** One environment and the side channels the trainer talks to it through. */
@@ -358,6 +360,7 @@ async function launchWorker(
     logFolder: options.logFolder,
     numAreas: options.numAreas,
     bindAddress: options.bindAddress,
+    signal: options.signal,
     logger: options.logger,
   });
   return { env, stats, parameters: parametersChannel, lastDecision: new Map() };

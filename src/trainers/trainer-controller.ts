@@ -11,6 +11,7 @@ import type { Logger } from '../common/logger';
 import { RunOptions, RunPaths, TrainerSettings, behaviorDir, settingsForBehavior } from '../config';
 import { configError, namedTrainerSettings, optionsSource } from '../config/reader';
 import { BehaviorSpec } from '../env/behavior-spec';
+import { InterruptedError } from '../env/unity-environment';
 import {
   ConsoleWriter,
   STAT_KEYS,
@@ -87,6 +88,8 @@ export class TrainerController {
   private readonly parameters: EnvironmentParameterManager;
   private readonly logger: Logger;
   private stopRequested = false;
+  /** Aborted by requestStop(): ends any wait for an environment to connect. */
+  private readonly interruption = new AbortController();
 
   constructor(private readonly run: TrainerControllerOptions) {
     this.logger = run.logger;
@@ -114,9 +117,13 @@ export class TrainerController {
     return new Map([...this.trainers].map(([name, { trainer }]) => [name, trainer]));
   }
 
-  /** Ends the run after the current step, saving checkpoints (what SIGINT and SIGTERM ask for). */
+  /**
+   * Ends the run after the current step, saving checkpoints (what SIGINT and SIGTERM ask for); a
+   * wait for an environment to connect (at launch, or to a restarted one) ends at once.
+   */
   requestStop(): void {
     this.stopRequested = true;
+    this.interruption.abort();
   }
 
   /** Trains until every behavior reached max_steps or a stop was requested; always saves and closes. */
@@ -130,6 +137,7 @@ export class TrainerController {
           environmentParameters: this.parameters.currentSamplers(),
           restarts: this.run.options.env_settings,
           logger: this.logger,
+          signal: this.interruption.signal,
         },
         (name, spec) => this.createTrainer(name, spec),
       );
@@ -149,6 +157,9 @@ export class TrainerController {
       if (this.stopRequested) {
         this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
       }
+    } catch (error) {
+      if (!(error instanceof InterruptedError && this.stopRequested)) throw error;
+      this.logger.info(`Stopped by a signal while waiting for an environment to connect: ${this.trainers.size > 0 ? 'saving the models.' : 'nothing to save.'}`);
     } finally {
       try {
         if (!this.run.options.checkpoint_settings.inference) this.saveFinalModels();
