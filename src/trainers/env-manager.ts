@@ -66,6 +66,25 @@ interface Worker {
   readonly lastDecision: Map<string, ActionInfo>;
 }
 
+/** One worker's step in flight: its exchange with the environment, and how it ended once it has. */
+class Exchange {
+  /** Null while in flight; then the error it failed with, or null. */
+  outcome: { readonly error: Error | null } | null = null;
+  /** Resolves (never rejects) when the exchange has ended. */
+  readonly finished: Promise<void>;
+
+  constructor(env: UnityEnvironment) {
+    this.finished = timers.time('exchange', () => env.step()).then(
+      () => {
+        this.outcome = { error: null };
+      },
+      (error: Error) => {
+        this.outcome = { error };
+      },
+    );
+  }
+}
+
 export class EnvManager {
   private readonly managers = new Map<string, AgentManager<ActingPolicy>>();
   private readonly policies = new Map<string, ActingPolicy>();
@@ -75,6 +94,8 @@ export class EnvManager {
   private readonly recentRestartTimes: number[][];
   /** The environment parameters every worker uses now; a restarted worker is launched with them. */
   private samplers: Readonly<Record<string, SamplerSettings>>;
+  /** Per worker, its step in flight; null once its steps were taken in and its next actions decided. */
+  private readonly exchanges: Array<Exchange | null>;
 
   private constructor(
     private readonly workers: Worker[],
@@ -84,6 +105,7 @@ export class EnvManager {
     this.restartCounts = workers.map(() => 0);
     this.recentRestartTimes = workers.map(() => []);
     this.samplers = options.environmentParameters ?? {};
+    this.exchanges = workers.map(() => null);
   }
 
   /** The environment each worker runs now (a restarted worker has a new one). */
@@ -115,10 +137,14 @@ export class EnvManager {
     return new EnvManager(workers, options, managerFor);
   }
 
-  /** Sends every RESET (with the engine settings and parameters) and takes in the first steps. */
+  /**
+   * Sends every RESET (with the engine settings and parameters) and takes in the first steps.
+   * Steps still in flight end first; what they bring is dropped with the episodes they belong to.
+   */
   async reset(): Promise<void> {
+    await this.settleExchanges();
     await Promise.all(this.workers.map((w) => w.env.reset()));
-    this.takeSteps();
+    this.takeSteps(this.workers.map((_, workerId) => workerId));
   }
 
   /**
@@ -141,25 +167,43 @@ export class EnvManager {
   }
 
   /**
-   * One step of every environment: the actions decided on the last steps go out, the next steps
-   * come in. If workers crashed, they are restarted and all environments reset instead.
+   * Steps the environments as upstream's SubprocessEnvManager does: every worker whose next
+   * actions are decided sends them; as soon as one has answered, the steps of every worker that
+   * has answered are taken in and their next actions decided, in one batch per behavior. A slow
+   * environment holds back only its own agents. If a worker crashed, the others' steps end, the
+   * crashed ones are restarted and every environment is reset.
    */
   async step(): Promise<void> {
-    const outcomes = await Promise.allSettled(this.workers.map((w) => timers.time('exchange', () => w.env.step())));
-    const crashes = new Map<number, Error>();
-    outcomes.forEach((outcome, workerId) => {
-      if (outcome.status === 'rejected') crashes.set(workerId, outcome.reason as Error);
+    this.workers.forEach((worker, workerId) => {
+      this.exchanges[workerId] ??= new Exchange(worker.env);
     });
-    if (crashes.size === 0) {
-      this.takeSteps();
+    await Promise.race(this.exchanges.map((exchange) => exchange!.finished));
+    const answered = this.exchanges.flatMap((exchange, workerId) => (exchange!.outcome !== null ? [workerId] : []));
+    if (answered.every((workerId) => this.exchanges[workerId]!.outcome!.error === null)) {
+      for (const workerId of answered) this.exchanges[workerId] = null;
+      this.takeSteps(answered);
       return;
     }
+    const crashes = await this.settleExchanges();
     for (const [workerId, error] of crashes) this.assertCanRestart(workerId, error);
     await this.restartWorkers(crashes);
   }
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.env.close()));
+    await this.settleExchanges();
+  }
+
+  /** Waits for every step in flight to end; returns the workers whose exchange failed, with the error. */
+  private async settleExchanges(): Promise<Map<number, Error>> {
+    await Promise.all(this.exchanges.map((exchange) => exchange?.finished));
+    const crashes = new Map<number, Error>();
+    this.exchanges.forEach((exchange, workerId) => {
+      const error = exchange?.outcome?.error;
+      if (error) crashes.set(workerId, error);
+    });
+    this.exchanges.fill(null);
+    return crashes;
   }
 
   /**
@@ -226,12 +270,13 @@ export class EnvManager {
   }
 
   /**
-   * Feeds each behavior's steps to its agent manager, then decides the next actions of each
-   * behavior's agents on every worker in one forward pass.
+   * Feeds each behavior's steps from these workers to its agent manager, then decides the next
+   * actions of each behavior's agents on them in one forward pass.
    */
-  private takeSteps(): void {
+  private takeSteps(workerIds: readonly number[]): void {
     const asking = new Map<string, Array<{ worker: Worker; steps: DecisionSteps }>>();
-    this.workers.forEach((worker, workerId) => {
+    for (const workerId of workerIds) {
+      const worker = this.workers[workerId];
       const { env } = worker;
       const environmentStats = worker.stats.getAndResetStats();
       for (const [name, spec] of env.behaviorSpecs) {
@@ -248,7 +293,7 @@ export class EnvManager {
           asking.set(name, parts);
         }
       }
-    });
+    }
     for (const [name, parts] of asking) {
       const policy = this.currentPolicy(name, this.managers.get(name)!);
       const spec = parts[0].worker.env.behaviorSpecs.get(name)!;

@@ -45,6 +45,8 @@ const COMMON_OPTIONS: SimOptionSpecs = {
   seed: { type: 'string', default: '0', description: 'with --heuristic: seed of the world (a trainer sends its own)' },
   'num-areas': { type: 'string', default: '1', description: 'with --heuristic: training areas (a trainer sends its own)' },
   'time-scale': { type: 'string', description: 'simulated seconds per real second (a trainer sends its own); none: as fast as possible' },
+  'step-delay-ms': { type: 'string', default: '0', description: 'milliseconds to sleep after every step, as a slow build would' },
+  'step-delay-port': { type: 'string', description: 'with --step-delay-ms: only the environment on this port sleeps (one slow worker among several)' },
 };
 
 /** Unity player flags that take a value; they are read or skipped before our own options. */
@@ -203,10 +205,14 @@ async function playWithTrainer(definition: SimDefinition, values: SimOptionValue
   log(`engine configuration: ${describeEngineSettings(academy.engineConfiguration.settings)}`);
   academy.reset();
   const pacer = new Pacer();
+  const delayedPort = values['step-delay-port'] === undefined ? port : intOption(values, 'step-delay-port');
+  const stepDelay = delayedPort === port ? numberOption(values, 'step-delay-ms') : 0;
+  if (stepDelay > 0) log(`sleeping ${stepDelay} ms after every step (--step-delay-ms)`);
   let outcome: 'stepped' | 'reset' | 'quit';
   while ((outcome = await academy.step(brain)) !== 'quit') {
     if (outcome === 'reset') log('reset by the trainer');
     await pacer.pace(academy.deltaTime, academy.engineConfiguration.settings.timeScale);
+    if (stepDelay > 0) await new Promise((resolve) => setTimeout(resolve, stepDelay));
   }
   log(`the trainer ended the session after ${academy.totalStepCount} steps`);
   await client.close();
