@@ -10,6 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Logger, consoleLogger } from '../common/logger';
+import { writeFileWhole } from '../common/whole-files';
 import { RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
 import { DEFAULT_EDITOR_PORT } from '../env/unity-environment';
 import { backendForTorchDevice, selectBackend } from '../networks/backend';
@@ -48,7 +49,7 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   const paths = resolveRunPaths(options, cwd);
   checkRunDirectory(options, cwd);
   fs.mkdirSync(paths.runLogsDir, { recursive: true });
-  fs.writeFileSync(paths.configurationFile, toResolvedYaml(options));
+  writeFileWhole(paths.configurationFile, toResolvedYaml(options));
 
   const device = backendForTorchDevice(options.torch_settings.device);
   const requested = options.extras.backend !== 'auto' ? options.extras.backend : device.requested;
