@@ -12,7 +12,6 @@ export class FileWriteError extends Error {
 
   constructor(
     readonly file: string,
-    readonly code: string | undefined,
     cause: unknown,
   ) {
     super(describeWriteFailure(file, cause), { cause });
@@ -21,27 +20,23 @@ export class FileWriteError extends Error {
 
 /** Writes `data` to `file` whole or not at all. */
 export function writeFileWhole(file: string, data: string | Uint8Array): void {
-  throughPartialFile(file, (partial) => fs.writeFileSync(partial, data));
+  const partial = `${file}.partial`;
+  try {
+    fs.writeFileSync(partial, data);
+    fs.renameSync(partial, file);
+  } catch (error) {
+    fs.rmSync(partial, { force: true });
+    throw new FileWriteError(file, error);
+  }
 }
 
 /** Copies `from` to `to` whole or not at all. */
 export function copyFileWhole(from: string, to: string): void {
-  throughPartialFile(to, (partial) => fs.copyFileSync(from, partial));
-}
-
-function throughPartialFile(file: string, write: (partial: string) => void): void {
-  const partial = `${file}.partial`;
-  try {
-    write(partial);
-    fs.renameSync(partial, file);
-  } catch (error) {
-    fs.rmSync(partial, { force: true });
-    throw new FileWriteError(file, (error as NodeJS.ErrnoException).code, error);
-  }
+  writeFileWhole(to, fs.readFileSync(from));
 }
 
 /** Why writing `file` failed, in words that name the file, its folder and what to do. */
-export function describeWriteFailure(file: string, cause: unknown): string {
+function describeWriteFailure(file: string, cause: unknown): string {
   const code = (cause as NodeJS.ErrnoException).code;
   const folder = path.dirname(path.resolve(file));
   const where = `${path.basename(file)} in ${folder}`;

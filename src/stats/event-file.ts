@@ -151,7 +151,7 @@ export class EventFileWriter {
       }
     } catch (error) {
       fs.ftruncateSync(this.fd, this.size);
-      throw new FileWriteError(this.path, (error as NodeJS.ErrnoException).code, error);
+      throw new FileWriteError(this.path, error);
     }
     this.size += batch.length;
     this.pending = [];
