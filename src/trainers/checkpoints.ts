@@ -86,11 +86,24 @@ export function saveCheckpoint(request: CheckpointRequest, status: TrainingStatu
 
 /**
  * Upstream's save_model at the end of a run: a last checkpoint, its model copied to
- * <runDir>/<Behavior>.onnx, and that copy recorded as the behavior's final checkpoint.
+ * <runDir>/<Behavior>.onnx, and that copy recorded as the behavior's final checkpoint. When the
+ * checkpoint cannot be written, the final model is still exported on its own if it can be.
  */
 export function saveFinalCheckpoint(request: CheckpointRequest, status: TrainingStatus, runDir: string): ModelCheckpoint {
-  const checkpoint = saveCheckpoint(request, status);
   const finalModel = path.join(runDir, `${request.behaviorName}.onnx`);
+  let checkpoint: ModelCheckpoint;
+  try {
+    checkpoint = saveCheckpoint(request, status);
+  } catch (error) {
+    if (error instanceof NonFiniteModelError) throw error;
+    // The final model matters most, and is smaller than the training state: it may still fit (a full disk).
+    try {
+      writePolicyModel(finalModel, request.trainer.model, request.spec);
+    } catch {
+      throw error;
+    }
+    throw new Error(`${(error as Error).message} The final model was written alone: ${finalModel}.`, { cause: error });
+  }
   copyFileWhole(checkpoint.file_path, finalModel);
   const final = { ...checkpoint, file_path: finalModel };
   status.setFinalCheckpoint(request.behaviorName, final);

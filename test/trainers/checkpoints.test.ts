@@ -94,6 +94,25 @@ describe('checkpoints', () => {
     expect(status.checkpoints('B').map((c) => c.steps)).toEqual([100]);
   });
 
+  (fs.existsSync('/dev/full') ? it : it.skip)('on a full disk, removes the checkpoint\'s files and still writes the final model alone', () => {
+    const runDir = tempDir('full-disk-checkpoint');
+    const folder = path.join(runDir, 'B');
+    fs.mkdirSync(folder);
+    // Writes to /dev/full fail with a real ENOSPC.
+    fs.symlinkSync('/dev/full', path.join(folder, `${LATEST_CHECKPOINT_NAME}.partial`));
+    const request = { behaviorName: 'B', spec: SPEC, folder, trainer: trainer(1), step: 100, reward: null, keepCheckpoints: 5 };
+    const status = new TrainingStatus();
+    expect(() => saveFinalCheckpoint(request, status, runDir)).toThrow(
+      new RegExp(
+        `^Could not write ${LATEST_CHECKPOINT_NAME} in ${folder}: no space left on the device \\(ENOSPC\\)\\. .* ` +
+          `The final model was written alone: ${path.join(runDir, 'B.onnx')}\\.$`,
+      ),
+    );
+    expect(readModelContract(fs.readFileSync(path.join(runDir, 'B.onnx'))).inputs.map((i) => i.name)).toEqual(['obs_0', 'action_masks']);
+    expect(fs.readdirSync(folder)).toEqual([]);
+    expect(status.checkpoints('B')).toEqual([]);
+  });
+
   it('says which file is missing when there is nothing to resume from', () => {
     const folder = path.join(tempDir('no-checkpoint'), 'B');
     expect(() => loadLatestCheckpoint(folder, trainer(1))).toThrow(
