@@ -98,12 +98,12 @@ export function decodeCheckpoint(bytes: Uint8Array): CheckpointContents {
   const checksumMatches = checksumAt >= 12 && crc32c(bytes.subarray(0, checksumAt)) === view.getUint32(checksumAt, true);
   const headerLength = view.getUint32(8, true);
   if (12 + headerLength > bytes.length) {
-    throw new CheckpointDamagedError('The checkpoint is damaged or cut short: its header runs past the end of the file.');
+    throw new CheckpointDamagedError('The file is damaged or cut short: its header runs past the end of the file.');
   }
   const header = readHeader(bytes.subarray(12, 12 + headerLength), checksumMatches);
   if (header.format === FORMAT && !checksumMatches) {
     throw new CheckpointDamagedError(
-      'The checkpoint is damaged: its bytes no longer match the checksum written with them (the file was changed or cut short after it was saved).',
+      'The file is damaged: its bytes no longer match the checksum written with them (the file was changed or cut short after it was saved).',
     );
   }
   if (header.format !== FORMAT && header.format !== FORMAT_WITHOUT_CHECKSUM) {
@@ -118,7 +118,7 @@ export function decodeCheckpoint(bytes: Uint8Array): CheckpointContents {
     const width = entry.dtype === 'float64' ? 8 : 4;
     const start = dataStart + entry.offset;
     if (start + entry.length * width > dataEnd) {
-      throw new CheckpointDamagedError(`The checkpoint is damaged or cut short: array ${entry.name} runs past the end of the file.`);
+      throw new CheckpointDamagedError(`The file is damaged or cut short: array ${entry.name} runs past the end of the file.`);
     }
     const values = entry.dtype === 'float64' ? new Float64Array(entry.length) : new Float32Array(entry.length);
     for (let i = 0; i < entry.length; i++) {
@@ -142,7 +142,7 @@ function readHeader(bytes: Uint8Array, checksumMatches: boolean): Header {
   } catch (error) {
     const detail = `its header is not readable JSON (${(error as Error).message})`;
     if (checksumMatches) throw new CheckpointFormatError(`This is not one of our checkpoints: ${detail}.`);
-    throw new CheckpointDamagedError(`The checkpoint is damaged: ${detail}.`);
+    throw new CheckpointDamagedError(`The file is damaged: ${detail}.`);
   }
 }
 

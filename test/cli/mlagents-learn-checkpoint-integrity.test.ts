@@ -48,7 +48,7 @@ describe('checkpoint integrity', () => {
 
     for (const flags of [['--run-id=first', '--resume'], ['--run-id=second', '--initialize-from=first']]) {
       const failed = run(cwd, 800, ...flags);
-      await expect(failed).rejects.toThrow(`Cannot start from ${latest}: The checkpoint is damaged: its bytes no longer match the checksum`);
+      await expect(failed).rejects.toThrow(`Cannot start from ${latest}: The file is damaged: its bytes no longer match the checksum`);
       const newest = fs.readdirSync(path.join(runDir, '1D')).filter((f) => /^1D-\d+\.ckpt$/.test(f)).sort((a, b) => b.length - a.length || b.localeCompare(a))[0];
       await expect(failed).rejects.toThrow(
         new RegExp(
