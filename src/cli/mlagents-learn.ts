@@ -126,6 +126,12 @@ if (require.main === module) {
     logger,
     progress,
     onController: (controller) => {
+      // An error no caller catches (a closed stdout's EPIPE, say; unhandled rejections become such
+      // errors) ends the run as a failure that saves and closes, not the process at once. A capture
+      // callback, because the wasm backend's own uncaughtException listener rethrows.
+      process.setUncaughtExceptionCaptureCallback((error) =>
+        controller.fail(new Error(`An error no part of the trainer caught: ${(error as Error).message}`, { cause: error })),
+      );
       const stop = (signal: NodeJS.Signals) => {
         if (signalled) {
           // A second signal: the user does not want to wait (for an Editor that never connects, say).

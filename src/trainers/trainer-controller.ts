@@ -87,6 +87,8 @@ export class TrainerController {
   private readonly parameters: EnvironmentParameterManager;
   private readonly logger: Logger;
   private stopRequested = false;
+  /** An error met outside the run's own calls (uncaught elsewhere in the process): it ends the run. */
+  private fatalError: { error: unknown } | null = null;
 
   constructor(private readonly run: TrainerControllerOptions) {
     this.logger = run.logger;
@@ -120,6 +122,16 @@ export class TrainerController {
   }
 
   /**
+   * Ends the run after the current step because of an error met elsewhere in the process (the CLI
+   * passes uncaught ones): the models are saved and the environments closed as on a stop, then
+   * start() rejects with this error.
+   */
+  fail(error: unknown): void {
+    this.fatalError ??= { error };
+    this.stopRequested = true;
+  }
+
+  /**
    * Trains until every behavior reached max_steps or a stop was requested. Whatever ended the run,
    * the models are saved (those whose weights are finite) and the environments closed.
    */
@@ -141,6 +153,7 @@ export class TrainerController {
     } catch (error) {
       failure = { error };
     }
+    failure ??= this.fatalError;
     const endingErrors = await this.endRun(envManager);
     if (failure === null && endingErrors.length > 0) failure = { error: endingErrors.shift() };
     for (const error of endingErrors) this.logger.error(`While ending the run: ${(error as Error).message}`);
@@ -161,7 +174,9 @@ export class TrainerController {
     }
     // A trainer updating in a worker (threaded: true) may have an update in flight: the final models include it.
     for (const { trainer } of this.trainers.values()) await trainer.finishUpdate?.();
-    if (this.stopRequested) {
+    if (this.fatalError !== null) {
+      this.logger.error(`${(this.fatalError.error as Error).message}: saving the models and closing the environments.`);
+    } else if (this.stopRequested) {
       this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
     }
   }
