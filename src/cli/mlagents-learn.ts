@@ -10,6 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Logger, consoleLogger } from '../common/logger';
+import { writeFileWhole } from '../common/whole-files';
 import { exposureWarning } from '../communicator/bind-address';
 import { RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
 import { DEFAULT_EDITOR_PORT } from '../env/unity-environment';
@@ -51,7 +52,7 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   const paths = resolveRunPaths(options, cwd);
   checkRunDirectory(options, cwd);
   fs.mkdirSync(paths.runLogsDir, { recursive: true });
-  fs.writeFileSync(paths.configurationFile, toResolvedYaml(options));
+  writeFileWhole(paths.configurationFile, toResolvedYaml(options));
 
   const device = backendForTorchDevice(options.torch_settings.device);
   const requested = options.extras.backend !== 'auto' ? options.extras.backend : device.requested;
@@ -128,6 +129,12 @@ if (require.main === module) {
     logger,
     progress,
     onController: (controller) => {
+      // An error no caller catches (a closed stdout's EPIPE, say; unhandled rejections become such
+      // errors) ends the run as a failure that saves and closes, not the process at once. A capture
+      // callback, because the wasm backend's own uncaughtException listener rethrows.
+      process.setUncaughtExceptionCaptureCallback((error) =>
+        controller.fail(new Error(`An error no part of the trainer caught: ${(error as Error).message}`, { cause: error })),
+      );
       const stop = (signal: NodeJS.Signals) => {
         if (signalled) {
           // A second signal: the user does not want to wait (for an Editor that never connects, say).

@@ -247,6 +247,52 @@ export interface LaunchedEnvironment {
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
+/**
+ * The guardian: a small process of its own (own session, no terminal) that ends the players'
+ * process groups when this process dies without running its exit hook (killed, or aborted by V8
+ * when its heap runs out) and the players do not notice (a stalled build). It reads "+<pgid>"
+ * and "-<pgid>" lines on its stdin, and acts when that pipe closes, which the kernel does for a
+ * dead process. Inline, so that it runs alike from the TypeScript sources and from dist.
+ */
+const GUARDIAN_SOURCE = `
+const groups = new Set();
+let rest = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  const lines = (rest + chunk).split('\\n');
+  rest = lines.pop();
+  for (const line of lines) {
+    if (line[0] === '+') groups.add(Number(line.slice(1)));
+    else groups.delete(Number(line.slice(1)));
+  }
+});
+const signalAll = (signal) => {
+  for (const pgid of groups) {
+    try { process.kill(-pgid, signal); } catch {}
+  }
+};
+process.stdin.on('close', () => {
+  signalAll('SIGTERM');
+  setTimeout(() => { signalAll('SIGKILL'); process.exit(0); }, 1000);
+});
+`;
+
+let guardianInput: NodeJS.WritableStream | null = null;
+
+/** Tells the guardian, started on first use, that a group is live (+) or gone (-). */
+function tellGuardian(change: '+' | '-', pgid: number): void {
+  if (guardianInput === null) {
+    const guardian = spawn(process.execPath, ['-e', GUARDIAN_SOURCE], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    // Neither the guardian nor the pipe to it may keep this process alive.
+    guardian.unref();
+    (guardian.stdin as unknown as { unref(): void }).unref();
+    guardian.on('error', () => undefined);
+    guardian.stdin!.on('error', () => undefined);
+    guardianInput = guardian.stdin!;
+  }
+  guardianInput.write(`${change}${pgid}\n`);
+}
+
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -378,6 +424,7 @@ export function launchEnvironment(options: LaunchOptions): LaunchedEnvironment {
   const pid = child.pid;
   liveGroups.add(pid);
   installExitHook();
+  tellGuardian('+', pid);
 
   let tail = '';
   const keep = (chunk: Buffer) => {
@@ -438,6 +485,7 @@ export function launchEnvironment(options: LaunchOptions): LaunchedEnvironment {
         // SIGKILL cannot be refused; waiting on the exit is bounded anyway so close never hangs.
         await waitAtMost(exited, 2000);
         liveGroups.delete(pid);
+        tellGuardian('-', pid);
       })();
     }
     return closing;

@@ -13,6 +13,12 @@ import { ConfigError } from './errors';
 import { ConfigSource, configError, optionsSource } from './reader';
 import { RunOptions } from './settings';
 
+/** The folder of the run's logs inside the run folder. */
+const RUN_LOGS_FOLDER = 'run_logs';
+const CONFIGURATION_FILE = 'configuration.yaml';
+/** The final model of a behavior lies beside the behaviors' folders, as <Behavior>.onnx. */
+const MODEL_EXTENSION = '.onnx';
+
 export interface RunPaths {
   /** Absolute path of the folder holding every run (checkpoint_settings.results_dir). */
   resultsDir: string;
@@ -56,14 +62,15 @@ export function resolveRunPaths(options: RunOptions, cwd: string = process.cwd()
   const source = optionsSource(options);
   checkFolderName(run_id, 'checkpoint_settings.run_id', 'run id', source);
   if (initialize_from !== null) checkFolderName(initialize_from, 'checkpoint_settings.initialize_from', 'run id', source);
+  for (const behaviorName of Object.keys(options.behaviors)) checkBehaviorName(behaviorName, source);
   const resultsDir = path.resolve(cwd, results_dir);
   const runDir = path.join(resultsDir, run_id);
-  const runLogsDir = path.join(runDir, 'run_logs');
+  const runLogsDir = path.join(runDir, RUN_LOGS_FOLDER);
   return {
     resultsDir,
     runDir,
     runLogsDir,
-    configurationFile: path.join(runDir, 'configuration.yaml'),
+    configurationFile: path.join(runDir, CONFIGURATION_FILE),
     timersFile: path.join(runLogsDir, 'timers.json'),
     trainingStatusFile: path.join(runLogsDir, 'training_status.json'),
     initializeFromDir: initialize_from === null ? null : path.join(resultsDir, initialize_from),
@@ -71,15 +78,37 @@ export function resolveRunPaths(options: RunOptions, cwd: string = process.cwd()
 }
 
 /**
+ * Refuses a behavior name that would not be a folder of its own in the run folder: one that
+ * leaves it (checkFolderName), or one that is the name of the run's logs, of its configuration
+ * or of a final model. Compared without regard to case, as some filesystems do.
+ */
+export function checkBehaviorName(behaviorName: string, source: ConfigSource): void {
+  const keyPath = `behaviors.${behaviorName}`;
+  checkFolderName(behaviorName, keyPath, 'behavior name', source);
+  const lower = behaviorName.toLowerCase();
+  const taken =
+    lower === RUN_LOGS_FOLDER
+      ? `the run's log folder (${RUN_LOGS_FOLDER}/: timers.json, training_status.json, Player logs)`
+      : lower === CONFIGURATION_FILE
+        ? `the run's ${CONFIGURATION_FILE}`
+        : lower.endsWith(MODEL_EXTENSION)
+          ? `the final model of behavior ${behaviorName.slice(0, -MODEL_EXTENSION.length)}`
+          : null;
+  if (taken === null) return;
+  throw configError(
+    source,
+    keyPath,
+    `the behavior name ${JSON.stringify(behaviorName)} cannot be trained: its folder in the run folder would be ${taken}. ` +
+      'Rename the behavior (Behavior Parameters > Behavior Name in Unity, and its key under behaviors: in the YAML).',
+  );
+}
+
+/**
  * The folder of one behavior's checkpoints and summaries. Behavior names come from the
- * environment, so one that would leave the run folder is refused.
+ * environment, so one that would leave the run folder or collide with its layout is refused.
  */
 export function behaviorDir(paths: RunPaths, behaviorName: string): string {
-  checkFolderName(behaviorName, `behaviors.${behaviorName}`, 'behavior name', {
-    file: paths.configurationFile,
-    flags: new Map(),
-    logger: memoryLogger(),
-  });
+  checkBehaviorName(behaviorName, { file: paths.configurationFile, flags: new Map(), logger: memoryLogger() });
   return path.join(paths.runDir, behaviorName);
 }
 

@@ -167,6 +167,40 @@ export interface BehaviorSpec {
   readonly actionSpec: ActionSpec;
 }
 
+/** The environment re-sent a behavior's brain parameters with other observations or actions. */
+export class BehaviorSpecChangedError extends Error {
+  override name = 'BehaviorSpecChangedError';
+}
+
+/**
+ * Throws BehaviorSpecChangedError, naming both specifications, unless `now` has the observations
+ * (shape, dimension properties, type) and the actions `before` had: a trainer's networks are built
+ * for the specification it first saw. Observation names do not count: nothing is built on them.
+ */
+export function assertSameBehaviorSpec(behaviorName: string, before: BehaviorSpec, now: BehaviorSpec): void {
+  const sameObservations =
+    before.observationSpecs.length === now.observationSpecs.length &&
+    before.observationSpecs.every((spec, i) => describeObservation(spec) === describeObservation(now.observationSpecs[i]));
+  if (sameObservations && before.actionSpec.equals(now.actionSpec)) return;
+  throw new BehaviorSpecChangedError(
+    `The specification of behavior ${behaviorName} changed mid-run: it was ${describeBehaviorSpec(before)}, ` +
+      `it is now ${describeBehaviorSpec(now)}. A behavior keeps its observations and actions for the whole run: ` +
+      'give the changed agents another Behavior Name, or start a new run.',
+  );
+}
+
+export function describeBehaviorSpec(spec: BehaviorSpec): string {
+  return `observations [${spec.observationSpecs.map(describeObservation).join(', ')}], ${spec.actionSpec}`;
+}
+
+/** Its shape, then its dimension properties and its type where they are not the defaults. */
+function describeObservation(spec: ObservationSpec): string {
+  const described = spec.dimensionProperty.some((p) => p !== DimensionProperty.UNSPECIFIED);
+  const properties = described ? ` [${spec.dimensionProperty.map((p) => DimensionProperty[p] ?? p).join(', ')}]` : '';
+  const type = spec.observationType === ObservationType.GOAL_SIGNAL ? ' goal signal' : '';
+  return `(${spec.shape.join(', ')})${properties}${type}`;
+}
+
 type TypedArrayConstructor<T> = { new (length: number): T; from(values: ArrayLike<number>): T };
 
 function flatten<T extends Float32Array | Int32Array>(

@@ -29,7 +29,7 @@ import {
   checkCommunicationCompatibility,
   incompatibleVersionMessage,
 } from '../communicator/version';
-import { ActionInput, ActionTuple, BehaviorSpec, UnityActionError } from './behavior-spec';
+import { ActionInput, ActionTuple, BehaviorSpec, UnityActionError, assertSameBehaviorSpec } from './behavior-spec';
 import { BehaviorActionsToSend, encodeStepInputMessage } from '../communicator/wire/step-input';
 import { AgentInfoLayout, StepOutputMessage } from '../communicator/wire/step-output';
 import {
@@ -335,6 +335,11 @@ export class UnityEnvironment {
       const agents = output.rl_output?.agentInfos?.[name]?.value ?? [];
       if (agents.length > 0) {
         const spec = behaviorSpecFromProto(brain, agents[0]);
+        const known = this.specs.get(name);
+        if (known !== undefined) {
+          assertSameBehaviorSpec(name, known, spec);
+          continue;
+        }
         this.specs.set(name, spec);
         this.layouts.set(name, agentInfoLayout(spec));
         this.logger.info(`Connected new brain: ${name}`);

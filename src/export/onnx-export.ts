@@ -26,6 +26,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { onnx } from 'onnx-proto';
+import { writeFileWhole } from '../common/whole-files';
 import type { ActorCritic } from '../networks/actor-critic';
 import { ACTION_CLIP, MASK_PENALTY } from '../networks/distributions';
 import { NORMALIZED_CLIP } from '../networks/normalizer';
@@ -83,7 +84,7 @@ export function exportPolicy(model: ActorCritic, spec: BehaviorSpec): Uint8Array
 export function writePolicyModel(file: string, model: ActorCritic, spec: BehaviorSpec): void {
   const bytes = exportPolicy(model, spec);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, bytes);
+  writeFileWhole(file, bytes);
 }
 
 function checkModelFitsSpec(model: ActorCritic, spec: BehaviorSpec): void {

@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as protobuf from 'protobufjs';
+import { FileWriteError } from '../common/whole-files';
 import { PACKAGE_VERSION, PROTO_DIR } from '../communicator/messages';
 import { decodeRecords, encodeRecord } from './tfrecord';
 
@@ -104,12 +105,15 @@ export function eventFileName(wallTimeSeconds: number, host = os.hostname(), pid
 
 /**
  * Appends events to a new event file in `directory`. Events wait in memory until flush(), which
- * writes them in one call so that a reader never sees half a batch; close() flushes.
+ * appends them whole or not at all (a failed write is cut off again), so that a reader never sees
+ * half a batch; close() flushes.
  */
 export class EventFileWriter {
   readonly path: string;
   private fd: number | null;
   private pending: Uint8Array[] = [];
+  /** The bytes of the events written whole so far. */
+  private size = 0;
 
   constructor(directory: string, private readonly clock: () => number = () => Date.now() / 1000) {
     fs.mkdirSync(directory, { recursive: true });
@@ -122,7 +126,14 @@ export class EventFileWriter {
       file_version: EVENT_FILE_VERSION,
       source_metadata: { writer: EVENT_FILE_WRITER_NAME },
     });
-    this.flush();
+    try {
+      this.flush();
+    } catch (error) {
+      // Not even the first event fits: no empty file is left behind.
+      fs.closeSync(this.fd);
+      fs.rmSync(this.path, { force: true });
+      throw error;
+    }
   }
 
   /** Queues one event; wall_time defaults to now. */
@@ -133,7 +144,16 @@ export class EventFileWriter {
 
   flush(): void {
     if (this.fd === null || this.pending.length === 0) return;
-    fs.writeSync(this.fd, Buffer.concat(this.pending));
+    const batch = Buffer.concat(this.pending);
+    try {
+      for (let written = 0; written < batch.length; ) {
+        written += fs.writeSync(this.fd, batch, written, batch.length - written, this.size + written);
+      }
+    } catch (error) {
+      fs.ftruncateSync(this.fd, this.size);
+      throw new FileWriteError(this.path, error);
+    }
+    this.size += batch.length;
     this.pending = [];
   }
 

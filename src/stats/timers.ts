@@ -12,6 +12,7 @@
 import { AsyncLocalStorage } from 'async_hooks';
 import * as fs from 'fs';
 import * as path from 'path';
+import { writeFileWhole } from '../common/whole-files';
 
 export const TIMER_FORMAT_VERSION = '0.1.0';
 export const TIMERS_FILE_NAME = 'timers.json';
@@ -188,6 +189,6 @@ export const timers = new TimerStack();
 export function writeTimingTree(runLogsDir: string, stack: TimerStack = timers): string {
   fs.mkdirSync(runLogsDir, { recursive: true });
   const filePath = path.join(runLogsDir, TIMERS_FILE_NAME);
-  fs.writeFileSync(filePath, JSON.stringify(stack.timingTree(), null, 4));
+  writeFileWhole(filePath, JSON.stringify(stack.timingTree(), null, 4));
   return filePath;
 }

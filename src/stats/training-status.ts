@@ -11,6 +11,7 @@
  */
 import * as fs from 'fs';
 import type { Logger } from '../common/logger';
+import { writeFileWhole } from '../common/whole-files';
 import { PACKAGE_VERSION } from '../communicator/messages';
 
 export const TRAINING_STATUS_FILE_NAME = 'training_status.json';
@@ -61,6 +62,12 @@ export function currentStatusMetadata(): StatusMetadata {
 
 type CategoryState = Record<string, unknown>;
 
+/** What a user whose training_status.json cannot be read can do, and what it costs. */
+const RESUME_WITHOUT_STATUS =
+  'To resume without it, move it out of the run_logs folder and run again with --resume: the models and their steps ' +
+  'come from the checkpoints; the curriculum lessons start again from the first, and the checkpoints saved so far are ' +
+  'no longer counted by keep_checkpoints (their files stay).';
+
 export class TrainingStatus {
   private readonly state: Record<string, CategoryState> = {};
 
@@ -82,10 +89,10 @@ export class TrainingStatus {
     try {
       loaded = JSON.parse(text);
     } catch (error) {
-      throw new Error(`${filePath} is not valid JSON (${(error as Error).message}); it cannot be resumed from.`);
+      throw new Error(`${filePath} is not valid JSON (${(error as Error).message}); it cannot be resumed from. ${RESUME_WITHOUT_STATUS}`);
     }
     if (typeof loaded !== 'object' || loaded === null || !(StatusType.STATS_METADATA in loaded)) {
-      throw new Error(`${filePath}: Metadata not found, resuming from an incompatible version of ML-Agents.`);
+      throw new Error(`${filePath}: Metadata not found, resuming from an incompatible version of ML-Agents. ${RESUME_WITHOUT_STATUS}`);
     }
     const saved = loaded as Record<string, CategoryState>;
     const metadata = saved[StatusType.STATS_METADATA] as Partial<StatusMetadata>;
@@ -108,7 +115,7 @@ export class TrainingStatus {
   /** Writes the status with the current metadata (indented by 4, as upstream's json.dump). */
   save(filePath: string, metadata = currentStatusMetadata()): void {
     this.state[StatusType.STATS_METADATA] = { ...metadata };
-    fs.writeFileSync(filePath, JSON.stringify(this.state, null, 4));
+    writeFileWhole(filePath, JSON.stringify(this.state, null, 4));
   }
 
   setParameterState(category: string, key: StatusType, value: unknown): void {

@@ -49,7 +49,8 @@ export class AgentProcessor {
   private readonly reportGroupReward: boolean;
 
   constructor(
-    private readonly spec: BehaviorSpec,
+    /** The behavior's specification its trainer was built for. */
+    readonly spec: BehaviorSpec,
     options: AgentProcessorOptions,
   ) {
     this.behaviorId = options.behaviorId;

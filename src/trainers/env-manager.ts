@@ -20,7 +20,7 @@ import { CommunicatorError } from '../communicator/rpc-communicator';
 import { EngineConfigurationChannel } from '../communicator/side-channels/engine-configuration-channel';
 import { EnvironmentParametersChannel } from '../communicator/side-channels/environment-parameters-channel';
 import { StatsSideChannel } from '../communicator/side-channels/stats-side-channel';
-import { BehaviorSpec } from '../env/behavior-spec';
+import { BehaviorSpec, assertSameBehaviorSpec } from '../env/behavior-spec';
 import { DecisionSteps } from '../env/steps';
 import { UnityEnvironment, UnityEnvironmentError } from '../env/unity-environment';
 import { timers } from '../stats/timers';
@@ -310,11 +310,14 @@ export class EnvManager {
     }
   }
 
+  /** The behavior's manager; a worker (restarted, or another build) may not bring another specification. */
   private managerOf(name: string, spec: BehaviorSpec): AgentManager<ActingPolicy> {
     let manager = this.managers.get(name);
     if (manager === undefined) {
       manager = this.managerFor(name, spec);
       this.managers.set(name, manager);
+    } else if (manager.spec !== spec) {
+      assertSameBehaviorSpec(name, manager.spec, spec);
     }
     return manager;
   }

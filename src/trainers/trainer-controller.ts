@@ -88,8 +88,10 @@ export class TrainerController {
   private readonly parameters: EnvironmentParameterManager;
   private readonly logger: Logger;
   private stopRequested = false;
-  /** Aborted by requestStop(): ends any wait for an environment to connect. */
+  /** Aborted by requestStop() and fail(): ends any wait for an environment to connect. */
   private readonly interruption = new AbortController();
+  /** An error met outside the run's own calls (uncaught elsewhere in the process): it ends the run. */
+  private fatalError: { error: unknown } | null = null;
 
   constructor(private readonly run: TrainerControllerOptions) {
     this.logger = run.logger;
@@ -126,10 +128,25 @@ export class TrainerController {
     this.interruption.abort();
   }
 
-  /** Trains until every behavior reached max_steps or a stop was requested; always saves and closes. */
+  /**
+   * Ends the run after the current step because of an error met elsewhere in the process (the CLI
+   * passes uncaught ones): the models are saved and the environments closed as on a stop, then
+   * start() rejects with this error.
+   */
+  fail(error: unknown): void {
+    this.fatalError ??= { error };
+    this.stopRequested = true;
+    this.interruption.abort();
+  }
+
+  /**
+   * Trains until every behavior reached max_steps or a stop was requested. Whatever ended the run,
+   * the models are saved (those whose weights are finite) and the environments closed.
+   */
   async start(): Promise<void> {
     fs.mkdirSync(this.run.paths.runLogsDir, { recursive: true });
     let envManager: EnvManager | null = null;
+    let failure: { error: unknown } | null = null;
     try {
       envManager = await EnvManager.launch(
         {
@@ -141,35 +158,64 @@ export class TrainerController {
         },
         (name, spec) => this.createTrainer(name, spec),
       );
-      await timers.time('env_reset', () => envManager!.reset());
-      this.parameters.logCurrentLessons();
-      // An inference run goes on until it is stopped, as upstream's.
-      const inference = this.run.options.checkpoint_settings.inference;
-      while (!this.stopRequested && (inference || this.shouldStillTrain())) {
-        await timers.time('env_step', () => envManager!.step());
-        this.reportLessons();
-        timers.time('trainer_advance', () => this.advanceTrainers());
-        for (const { trainer } of this.trainers.values()) await trainer.waitUntilReady?.();
-        await this.advanceLessons(envManager);
-      }
-      // A trainer updating in a worker (threaded: true) may have an update in flight: the final models include it.
-      for (const { trainer } of this.trainers.values()) await trainer.finishUpdate?.();
-      if (this.stopRequested) {
-        this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
-      }
+      await this.train(envManager);
     } catch (error) {
-      if (!(error instanceof InterruptedError && this.stopRequested)) throw error;
-      this.logger.info(`Stopped by a signal while waiting for an environment to connect: ${this.trainers.size > 0 ? 'saving the models.' : 'nothing to save.'}`);
-    } finally {
-      try {
-        if (!this.run.options.checkpoint_settings.inference) this.saveFinalModels();
-      } finally {
-        for (const { trainer } of this.trainers.values()) await trainer.close?.();
-        this.stats.close();
-        writeTimingTree(this.run.paths.runLogsDir, timers);
-        await envManager?.close();
+      if (error instanceof InterruptedError && this.stopRequested && this.fatalError === null) {
+        this.logger.info(`Stopped by a signal while waiting for an environment to connect: ${this.trainers.size > 0 ? 'saving the models.' : 'nothing to save.'}`);
+      } else {
+        failure = { error };
       }
     }
+    failure ??= this.fatalError;
+    const endingErrors = await this.endRun(envManager);
+    if (failure === null && endingErrors.length > 0) failure = { error: endingErrors.shift() };
+    for (const error of endingErrors) this.logger.error(`While ending the run: ${(error as Error).message}`);
+    if (failure !== null) throw failure.error;
+  }
+
+  private async train(envManager: EnvManager): Promise<void> {
+    await timers.time('env_reset', () => envManager.reset());
+    this.parameters.logCurrentLessons();
+    // An inference run goes on until it is stopped, as upstream's.
+    const inference = this.run.options.checkpoint_settings.inference;
+    while (!this.stopRequested && (inference || this.shouldStillTrain())) {
+      await timers.time('env_step', () => envManager.step());
+      this.reportLessons();
+      timers.time('trainer_advance', () => this.advanceTrainers());
+      for (const { trainer } of this.trainers.values()) await trainer.waitUntilReady?.();
+      await this.advanceLessons(envManager);
+    }
+    // A trainer updating in a worker (threaded: true) may have an update in flight: the final models include it.
+    for (const { trainer } of this.trainers.values()) await trainer.finishUpdate?.();
+    if (this.fatalError !== null) {
+      this.logger.error(`${(this.fatalError.error as Error).message}: saving the models and closing the environments.`);
+    } else if (this.stopRequested) {
+      this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
+    }
+  }
+
+  /**
+   * The end of every run: the final models, the trainers' workers, the summaries, timers.json and
+   * the environments, each attempted whatever happened to the ones before. Returns their errors.
+   */
+  private async endRun(envManager: EnvManager | null): Promise<unknown[]> {
+    const errors: unknown[] = [];
+    const attempt = async (step: () => unknown): Promise<void> => {
+      try {
+        await step();
+      } catch (error) {
+        errors.push(error);
+      }
+    };
+    if (!this.run.options.checkpoint_settings.inference) {
+      for (const name of this.trainers.keys()) await attempt(() => this.saveFinalModel(name));
+      await attempt(() => this.status.save(this.run.paths.trainingStatusFile));
+    }
+    for (const { trainer } of this.trainers.values()) await attempt(() => trainer.close?.());
+    await attempt(() => this.stats.close());
+    await attempt(() => writeTimingTree(this.run.paths.runLogsDir, timers));
+    await attempt(() => envManager?.close());
+    return errors;
   }
 
   /** No behavior seen yet, or one still below its max_steps. */
@@ -251,13 +297,11 @@ export class TrainerController {
     this.logger.info(`Saved the model of ${name} at step ${step}: ${record.file_path}`);
   }
 
-  /** Upstream's _save_models: a checkpoint of every behavior at its current step, and its final model. */
-  private saveFinalModels(): void {
-    for (const [name, { trainer }] of this.trainers) {
-      const final = saveFinalCheckpoint(this.checkpointRequest(name, trainer.step), this.status, this.run.paths.runDir);
-      this.logger.info(`Saved the final model of ${name} at step ${trainer.step}: ${final.file_path}`);
-    }
-    this.status.save(this.run.paths.trainingStatusFile);
+  /** Upstream's _save_models for one behavior: a checkpoint at its current step, and its final model. */
+  private saveFinalModel(name: string): void {
+    const { trainer } = this.trainers.get(name)!;
+    const final = saveFinalCheckpoint(this.checkpointRequest(name, trainer.step), this.status, this.run.paths.runDir);
+    this.logger.info(`Saved the final model of ${name} at step ${trainer.step}: ${final.file_path}`);
   }
 
   private checkpointRequest(name: string, step: number): CheckpointRequest {

@@ -44,6 +44,23 @@ describe('resolveRunPaths', () => {
     const paths = resolveRunPaths(options(), '/work');
     expect(() => behaviorDir(paths, '../../evil')).toThrow(/behaviors\.\.\.\/\.\.\/evil: the behavior name "\.\.\/\.\.\/evil" contains a path separator/);
   });
+
+  it.each([
+    ['run_logs', "the run's log folder (run_logs/"],
+    ['Run_Logs', "the run's log folder (run_logs/"],
+    ['configuration.yaml', "the run's configuration.yaml"],
+    ['Walker.onnx', 'the final model of behavior Walker'],
+  ])('refuses the behavior name %p, which the results layout already uses', (name, taken) => {
+    const paths = resolveRunPaths(options('--run-id', 'first'), '/work');
+    expect(() => behaviorDir(paths, name)).toThrow(
+      `/work/results/first/configuration.yaml: behaviors.${name}: the behavior name "${name}" cannot be trained: ` +
+        `its folder in the run folder would be ${taken}`,
+    );
+    // A behavior of the YAML file is refused before anything runs, naming the file and the key.
+    const file = path.join(tempDir('reserved-behavior'), 'config.yaml');
+    fs.writeFileSync(file, `behaviors:\n  ${name}:\n    trainer_type: ppo\n`);
+    expect(() => resolveRunPaths(loadRunOptions([file], '/', memoryLogger()), '/work')).toThrow(`${file}: behaviors.${name}: the behavior name`);
+  });
 });
 
 describe('checkRunDirectory: an existing run', () => {

@@ -103,6 +103,12 @@ describe('training_status.json', () => {
     const broken = path.join(dir, 'broken.json');
     fs.writeFileSync(broken, '{"metadata": ');
     expect(() => TrainingStatus.load(broken, logger)).toThrow(`${broken} is not valid JSON`);
+    // Both say how to resume without the file (which a missing file allows, as above).
+    for (const unreadable of [noMetadata, broken]) {
+      expect(() => TrainingStatus.load(unreadable, logger)).toThrow(
+        'To resume without it, move it out of the run_logs folder and run again with --resume: the models and their steps come from the checkpoints;',
+      );
+    }
 
     // A file written by Unity's Python mlagents-learn.
     const python = path.join(dir, 'python.json');

@@ -10,7 +10,7 @@ import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '..
 import { selectBackend } from '../../src/networks/backend';
 import { StatsRegistry, TrainingStatus } from '../../src/stats';
 import { readModelContract } from '../../src/export/onnx-contract';
-import { LATEST_CHECKPOINT_NAME, loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from '../../src/trainers/checkpoints';
+import { LATEST_CHECKPOINT_NAME, NonFiniteModelError, loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from '../../src/trainers/checkpoints';
 import { PpoTrainer, PpoTrainerSettings } from '../../src/trainers/ppo/trainer';
 import { load } from '../config/config-helpers';
 import { tempDir } from '../helpers/paths';
@@ -70,6 +70,47 @@ describe('checkpoints', () => {
     expect(status.finalCheckpoint('B')?.file_path).toBe(final.file_path);
     // The final checkpoint at the step of the last one keeps that one's files.
     expect(fs.existsSync(path.join(folder, 'B-100.ckpt'))).toBe(true);
+  });
+
+  it('never writes a model holding NaN or infinity, and keeps the files written before', () => {
+    const runDir = tempDir('non-finite-checkpoint');
+    const folder = path.join(runDir, 'B');
+    const status = new TrainingStatus();
+    const diverging = trainer(1);
+    const request = { behaviorName: 'B', spec: SPEC, folder, trainer: diverging, reward: null, keepCheckpoints: 5 };
+    saveFinalCheckpoint({ ...request, step: 100 }, status, runDir);
+    const files = () => new Map([...fs.readdirSync(folder).map((f) => path.join(folder, f)), path.join(runDir, 'B.onnx')].map((f) => [f, fs.readFileSync(f).toString('base64')]));
+    const before = files();
+
+    diverging.model.parameters[3] = NaN;
+    diverging.model.parameters[5] = Infinity;
+    diverging.model.parametersChanged();
+    expect(() => saveCheckpoint({ ...request, step: 200 }, status)).toThrow(
+      `The model of behavior B holds 2 NaN or infinite values (in parameters): it was not saved, and the checkpoints already in ${folder} ` +
+        'and its final model are kept as they were.',
+    );
+    expect(() => saveFinalCheckpoint({ ...request, step: 200 }, status, runDir)).toThrow(NonFiniteModelError);
+    expect(files()).toEqual(before);
+    expect(status.checkpoints('B').map((c) => c.steps)).toEqual([100]);
+  });
+
+  (fs.existsSync('/dev/full') ? it : it.skip)('on a full disk, removes the checkpoint\'s files and still writes the final model alone', () => {
+    const runDir = tempDir('full-disk-checkpoint');
+    const folder = path.join(runDir, 'B');
+    fs.mkdirSync(folder);
+    // Writes to /dev/full fail with a real ENOSPC.
+    fs.symlinkSync('/dev/full', path.join(folder, `${LATEST_CHECKPOINT_NAME}.partial`));
+    const request = { behaviorName: 'B', spec: SPEC, folder, trainer: trainer(1), step: 100, reward: null, keepCheckpoints: 5 };
+    const status = new TrainingStatus();
+    expect(() => saveFinalCheckpoint(request, status, runDir)).toThrow(
+      new RegExp(
+        `^Could not write ${LATEST_CHECKPOINT_NAME} in ${folder}: no space left on the device \\(ENOSPC\\)\\. .* ` +
+          `The final model was written alone: ${path.join(runDir, 'B.onnx')}\\.$`,
+      ),
+    );
+    expect(readModelContract(fs.readFileSync(path.join(runDir, 'B.onnx'))).inputs.map((i) => i.name)).toEqual(['obs_0', 'action_masks']);
+    expect(fs.readdirSync(folder)).toEqual([]);
+    expect(status.checkpoints('B')).toEqual([]);
   });
 
   it('says which file is missing when there is nothing to resume from', () => {

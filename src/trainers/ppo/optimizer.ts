@@ -7,7 +7,8 @@
 import type { PPOSettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
-import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile, writeCheckpointFile } from '../../networks/checkpoint-file';
+import { writeFileWhole } from '../../common/whole-files';
+import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile } from '../../networks/checkpoint-file';
 import { decayedValue } from '../../networks/schedule';
 import { PpoMinibatch, ppoLoss } from './loss';
 import { NonFiniteLossError } from '../non-finite-loss';
@@ -101,7 +102,7 @@ export class PpoOptimizer {
   }
 
   saveCheckpoint(path: string, step: number): void {
-    writeCheckpointFile(path, this.saveState(step));
+    writeFileWhole(path, this.saveState(step));
   }
 
   /** Restores a checkpoint file; returns the training step it was saved at. */

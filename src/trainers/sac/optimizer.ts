@@ -26,6 +26,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SACSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { SeededRandom } from '../../common/random';
+import { writeFileWhole } from '../../common/whole-files';
 import { ActorCritic, HeadGradients, HeadOutputs, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
 import {
@@ -34,7 +35,6 @@ import {
   encodeCheckpoint,
   readCheckpointFile,
   requireCheckpointArray,
-  writeCheckpointFile,
 } from '../../networks/checkpoint-file';
 import { EPSILON, maskedSoftmax } from '../../networks/distributions';
 import { QNetwork } from '../../networks/q-network';
@@ -457,7 +457,7 @@ export class SacOptimizer {
   }
 
   saveCheckpoint(path: string, step: number): void {
-    writeCheckpointFile(path, this.saveState(step));
+    writeFileWhole(path, this.saveState(step));
   }
 
   /** Restores saveState(); returns the training step it was saved at. */

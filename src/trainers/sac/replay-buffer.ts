@@ -12,7 +12,8 @@
  * With save_replay_buffer, the rows are written oldest first to a file in the checkpoint format
  * (src/networks/checkpoint-file.ts) and read back on --resume.
  */
-import { CheckpointArray, encodeCheckpoint, readCheckpointFile, writeCheckpointFile } from '../../networks/checkpoint-file';
+import { writeFileWhole } from '../../common/whole-files';
+import { CheckpointArray, CheckpointFormatError, encodeCheckpoint, readCheckpointFile } from '../../networks/checkpoint-file';
 
 /** The widths of a behavior's rows. */
 export interface ReplayLayout {
@@ -147,12 +148,12 @@ export class ReplayBuffer {
     for (const name of Object.keys(this.columns) as ColumnName[]) {
       arrays.set(name, name === 'discreteActions' ? Float32Array.from(rows.discreteActions) : rows[name]);
     }
-    writeCheckpointFile(file, encodeCheckpoint({ kind: FILE_KIND, count: rows.count, layout: this.layout }, arrays));
+    writeFileWhole(file, encodeCheckpoint({ kind: FILE_KIND, count: rows.count, layout: this.layout }, arrays));
   }
 
   /** Appends the rows of a file written by save(); refuses one of another behavior's layout. */
   load(file: string): void {
-    const { meta, arrays } = readCheckpointFile(file);
+    const { meta, arrays } = readReplayBufferFile(file);
     if (meta.kind !== FILE_KIND) throw new Error(`${file} is not a SAC replay buffer (it holds ${String(meta.kind)}).`);
     if (JSON.stringify(meta.layout) !== JSON.stringify(this.layout)) {
       throw new Error(
@@ -200,5 +201,15 @@ export class ReplayBuffer {
       rewards: pick(this.columns.rewards, 1),
       dones: pick(this.columns.dones, 1),
     };
+  }
+}
+
+/** The file's contents; a damaged or foreign file is refused, naming it and the way out. */
+function readReplayBufferFile(file: string): ReturnType<typeof readCheckpointFile> {
+  try {
+    return readCheckpointFile(file);
+  } catch (error) {
+    if (!(error instanceof CheckpointFormatError)) throw error;
+    throw new Error(`The replay buffer ${file} cannot be read: ${error.message} Delete it to resume with an empty replay buffer.`);
   }
 }

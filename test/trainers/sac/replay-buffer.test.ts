@@ -111,4 +111,18 @@ describe('ReplayBuffer', () => {
     fs.copyFileSync(path.resolve(__dirname, '../../../package.json'), notBuffer);
     expect(() => new ReplayBuffer(LAYOUT, 4).load(notBuffer)).toThrow(/not one of our checkpoints/);
   });
+
+  it('refuses a file damaged after it was saved (its checksum), naming it and the way out', () => {
+    const file = path.join(tempDir('replay'), 'damaged.ckpt');
+    const buffer = new ReplayBuffer(LAYOUT, 64);
+    buffer.add(rows(0, 64));
+    buffer.save(file);
+    const bytes = fs.readFileSync(file);
+    bytes.fill(0, bytes.length - 600, bytes.length - 500);
+    fs.writeFileSync(file, bytes);
+    expect(() => new ReplayBuffer(LAYOUT, 64).load(file)).toThrow(
+      `The replay buffer ${file} cannot be read: The file is damaged: its bytes no longer match the checksum written with them ` +
+        '(the file was changed or cut short after it was saved). Delete it to resume with an empty replay buffer.',
+    );
+  });
 });
