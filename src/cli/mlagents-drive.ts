@@ -11,6 +11,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import * as path from 'path';
 import { consoleLogger } from '../common/logger';
+import { DEFAULT_MAX_MESSAGE_MIB, MAX_MESSAGE_SIZE_FLAG } from '../communicator/rpc-communicator';
 import { UnityEnvironment } from '../env/unity-environment';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 
@@ -24,6 +25,7 @@ interface DriveOptions {
   envArgs: string[];
   bindAddress: string;
   logFolder?: string;
+  maxMessageMiB: number;
 }
 
 /** What one behavior did during the drive. */
@@ -64,6 +66,7 @@ export function parseDriveArgs(argv: string[]): DriveOptions {
     .option('--env-args <args...>', 'extra arguments for the build', [])
     .option('--bind-address <host>', 'address to listen on (localhost: this machine only)', 'localhost')
     .option('--log-folder <dir>', 'folder for the build\'s Player-0.log')
+    .option(`${MAX_MESSAGE_SIZE_FLAG} <MiB>`, 'largest message accepted from the environment', positiveNumber, DEFAULT_MAX_MESSAGE_MIB)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   program.parse(argv, { from: 'user' });
@@ -78,6 +81,7 @@ export function parseDriveArgs(argv: string[]): DriveOptions {
     envArgs: o.envArgs,
     bindAddress: o.bindAddress,
     logFolder: o.logFolder,
+    maxMessageMiB: o.maxMessageSize,
   };
 }
 
@@ -92,6 +96,7 @@ export async function drive(options: DriveOptions): Promise<Map<string, Behavior
     timeoutWait: options.timeoutWait,
     additionalArgs: options.envArgs,
     bindAddress: options.bindAddress,
+    maxMessageMiB: options.maxMessageMiB,
     logFolder: options.logFolder && path.resolve(options.logFolder),
     logger,
   });

@@ -45,6 +45,7 @@ export interface LaunchOptions {
   readonly envArgs: string[];
   readonly numAreas: number;
   readonly bindAddress: string;
+  readonly maxMessageMiB?: number;
   readonly logFolder: string;
   readonly engine: EngineSettings;
   /** The sampler of each environment parameter at launch (its current curriculum lesson's). */
@@ -352,6 +353,7 @@ async function launchWorker(
     logFolder: options.logFolder,
     numAreas: options.numAreas,
     bindAddress: options.bindAddress,
+    maxMessageMiB: options.maxMessageMiB,
     logger: options.logger,
   });
   return { env, stats, parameters: parametersChannel, lastDecision: new Map() };

@@ -153,8 +153,9 @@ describe('decodePngObservation', () => {
 
   it('rejects a decoded size that does not match the shape, naming both', () => {
     const png = encode(W, H, 2, rgbBytes);
+    // Width and height come from the PNG's header, checked before anything is decoded.
     expect(() => decodePngObservation(png, [W, H, 3])).toThrow(
-      /shape \[2, 3, 3\] \(HWC\).*shape is \[3, 2, 3\].*expected 18 values, decoded 18/s,
+      /PNG image 0 is 3x2 \(width x height\) but the observation's shape \[3, 2, 3\] \(HWC\) needs 2x3/,
     );
     expect(() => decodePngObservation(png, [H, W, 6])).toThrow(/expected 36 values, decoded 18/);
     expect(() => decodePngObservation(png, [H, W])).toThrow(/three positive sizes.*\[2, 3\]/);
@@ -171,7 +172,7 @@ describe('decodePngObservation', () => {
 
   it('rejects concatenated PNGs of different sizes', () => {
     const data = Buffer.concat([encode(W, H, 2, rgbBytes), encode(2, 2, 2, () => [1, 2, 3])]);
-    expect(() => decodePngObservation(data, [H, W, 6])).toThrow(/image 0 is 3x2.*image 1 is 2x2/);
+    expect(() => decodePngObservation(data, [H, W, 6])).toThrow(/PNG image 1 is 2x2 .*needs 3x2/);
   });
 });
 
