@@ -135,7 +135,6 @@ export class RpcCommunicator {
   private sessionPeer: string | undefined;
   /** Other callers are told why they are refused; the log says it once. */
   private refusalLogged = false;
-  private unreadCallLogged = false;
   private readonly maxMessageMiB: number;
   /** The most memory the decoded form of one message may take. */
   private readonly decodeBudgetBytes: number;
@@ -389,11 +388,9 @@ export class RpcCommunicator {
       `the message was larger than the limit of ${this.maxMessageMiB} MiB (compressed or once ` +
       `inflated) and gRPC refused it. Raise the limit with ${MAX_MESSAGE_SIZE_FLAG}=<MiB>.`;
     if (this.closed || this.fatalError !== undefined) return;
-    if (peer === this.sessionPeer) {
+    // Before the session, as for a malformed message, the caller may well be the environment.
+    if (this.sessionPeer === undefined || peer === this.sessionPeer) {
       this.abort(new CommunicatorError(reason));
-    } else if (this.sessionPeer === undefined && !this.unreadCallLogged) {
-      this.unreadCallLogged = true;
-      this.logger.warning(reason);
     }
   }
 
