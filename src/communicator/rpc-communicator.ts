@@ -82,7 +82,7 @@ type ExchangeCallback = grpc.sendUnaryData<Buffer>;
 export type StepOutput = { fast: StepOutputMessage; proto?: undefined } | { proto: UnityOutputProto; fast?: undefined };
 
 /** A message from the environment, decoded. */
-interface Incoming {
+export interface Incoming {
   /** header.status; null when the message has no header. */
   headerStatus: number | null;
   /** Set when the fast step decoder read the message. */
@@ -345,17 +345,8 @@ export class RpcCommunicator {
     }
   }
 
-  /** The fast step decoder where the caller gave layouts and it can read the message; protobufjs otherwise. */
   private decodeIncoming(bytes: Uint8Array): Incoming {
-    if (this.stepLayouts !== null) {
-      const fast = decodeStepOutputMessage(bytes, this.stepLayouts);
-      if (fast !== null) {
-        return { headerStatus: fast.headerStatus, fast };
-      }
-    }
-    checkDecodeCost(bytes, 'UnityMessageProto', this.decodeBudgetBytes);
-    const message = UnityMessage.decode(bytes);
-    return { headerStatus: message.header ? (message.header.status ?? 0) : null, message };
+    return decodeIncomingMessage(bytes, this.stepLayouts, this.decodeBudgetBytes);
   }
 
   /**
@@ -478,6 +469,26 @@ export class RpcCommunicator {
     }
     callback({ code: grpc.status.FAILED_PRECONDITION, details });
   }
+}
+
+/**
+ * A message from the environment: the fast step decoder where the caller gave layouts and it can
+ * read the message; protobufjs otherwise, once the decoded form is known to fit `decodeBudgetBytes`.
+ */
+export function decodeIncomingMessage(
+  bytes: Uint8Array,
+  layouts: ReadonlyMap<string, AgentInfoLayout> | null,
+  decodeBudgetBytes: number,
+): Incoming {
+  if (layouts !== null) {
+    const fast = decodeStepOutputMessage(bytes, layouts);
+    if (fast !== null) {
+      return { headerStatus: fast.headerStatus, fast };
+    }
+  }
+  checkDecodeCost(bytes, 'UnityMessageProto', decodeBudgetBytes);
+  const message = UnityMessage.decode(bytes);
+  return { headerStatus: message.header ? (message.header.status ?? 0) : null, message };
 }
 
 function formatHost(host: string): string {

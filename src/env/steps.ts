@@ -204,6 +204,14 @@ function checkDeclaredObservationBytes(
   behaviorName: string,
   maxObservationBytes: number,
 ): void {
+  spec.observationSpecs.forEach((obs, i) => {
+    if (obs.shape.some((dim) => dim < 0)) {
+      throw new UnityObservationError(
+        `Observation ${describeObservation(obs, i)} of behavior ${behaviorName} has shape ` +
+          `[${obs.shape.join(', ')}]: sizes cannot be negative.`,
+      );
+    }
+  });
   const bytesPerAgent = 4 * spec.observationSpecs.reduce((sum, obs) => sum + observationSize(obs), 0);
   const bytes = agentCount * bytesPerAgent;
   if (bytes > maxObservationBytes) {

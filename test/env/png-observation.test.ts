@@ -222,6 +222,11 @@ describe('the observations a message declares', () => {
     expect(() => stepsFromProto(agents, spec, 'Huge', '2.0.0', 256 * 1024 * 1024)).toThrow(
       /The 1 agents of behavior Huge declare 4577\.6 MiB of observations \(shapes \[3, 20000, 20000\]\), more than the 256\.0 MiB.*--max-message-size=<MiB>/,
     );
+    const negative = behaviorSpecFromProto({}, { observations: [{ shape: [-3, 8, 8] }] });
+    const negativeAgents = [{ observations: [{ shape: [-3, 8, 8], compression_type: 1, compressed_data: image }] }];
+    expect(() => stepsFromProto(negativeAgents, negative, 'Odd', '2.0.0', 256 * 1024 * 1024)).toThrow(
+      /Observation 0 of behavior Odd has shape \[-3, 8, 8\]: sizes cannot be negative/,
+    );
   });
 });
 
