@@ -345,10 +345,6 @@ export class RpcCommunicator {
     }
   }
 
-  private decodeIncoming(bytes: Uint8Array): Incoming {
-    return decodeIncomingMessage(bytes, this.stepLayouts, this.decodeBudgetBytes);
-  }
-
   /**
    * gRPC refuses a message over the size limit (RESOURCE_EXHAUSTED, to the client) before the
    * handler runs, so the handler never learns of it. This interceptor notices a call that ended
@@ -405,7 +401,7 @@ export class RpcCommunicator {
     }
     let message: Incoming;
     try {
-      message = this.decodeIncoming(call.request);
+      message = decodeIncomingMessage(call.request, this.stepLayouts, this.decodeBudgetBytes);
     } catch (error) {
       if (error instanceof DecodeCostError) {
         this.refuseCostlyMessage(call.request.length, error, callback);
