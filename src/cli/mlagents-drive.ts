@@ -12,6 +12,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import * as path from 'path';
 import { consoleLogger } from '../common/logger';
 import { exposureWarning } from '../communicator/bind-address';
+import { DEFAULT_MAX_MESSAGE_MIB, MAX_MESSAGE_SIZE_FLAG } from '../communicator/rpc-communicator';
 import { InterruptedError, UnityEnvironment } from '../env/unity-environment';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 
@@ -25,6 +26,7 @@ interface DriveOptions {
   envArgs: string[];
   bindAddress: string;
   logFolder?: string;
+  maxMessageMiB: number;
 }
 
 /** What one behavior did during the drive. */
@@ -65,6 +67,7 @@ export function parseDriveArgs(argv: string[]): DriveOptions {
     .option('--env-args <args...>', 'extra arguments for the build', [])
     .option('--bind-address <host>', 'address to listen on (localhost: this machine only)', 'localhost')
     .option('--log-folder <dir>', 'folder for the build\'s Player-0.log')
+    .option(`${MAX_MESSAGE_SIZE_FLAG} <MiB>`, 'largest message accepted from the environment', positiveNumber, DEFAULT_MAX_MESSAGE_MIB)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   program.parse(argv, { from: 'user' });
@@ -79,6 +82,7 @@ export function parseDriveArgs(argv: string[]): DriveOptions {
     envArgs: o.envArgs,
     bindAddress: o.bindAddress,
     logFolder: o.logFolder,
+    maxMessageMiB: o.maxMessageSize,
   };
 }
 
@@ -101,6 +105,7 @@ export async function drive(options: DriveOptions): Promise<Map<string, Behavior
     timeoutWait: options.timeoutWait,
     additionalArgs: options.envArgs,
     bindAddress: options.bindAddress,
+    maxMessageMiB: options.maxMessageMiB,
     logFolder: options.logFolder && path.resolve(options.logFolder),
     logger,
   }).finally(() => {

@@ -77,6 +77,7 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
       envArgs: env.env_args ?? [],
       numAreas: env.num_areas,
       bindAddress: options.extras.bind_address,
+      maxMessageMiB: options.extras.max_message_mib,
       logFolder: paths.runLogsDir,
       engine: options.engine_settings,
     },

@@ -10,12 +10,22 @@
  *      next call, which carries the step's rl_output.
  *   4. Closing answers the held call with header status 400; Unity then quits.
  *
+ * The session belongs to one client: the connection whose message the handshake read (grpc-js's
+ * peer, "address:port" of that TCP connection; Unity makes all its calls over one channel, so
+ * one connection). Every other caller is refused with FAILED_PRECONDITION, and the session
+ * goes on untouched.
+ *
+ * Messages are bounded: gRPC refuses one larger than the message size limit, compressed or once
+ * inflated (grpc-js checks both against grpc.max_receive_message_length). A message protobufjs
+ * would turn into too many objects is refused before it is decoded (wire/decode-cost.ts).
+ *
  * Each message from the environment is decoded as it arrives (a malformed one ends the session
  * with a clear error). During the steps, `exchangeStep` sends a message the caller encoded and
  * has the answer read by the fast step decoder (wire/step-output.ts), which falls back to
  * protobufjs for anything it does not handle.
  */
 import * as grpc from '@grpc/grpc-js';
+import { Logger, consoleLogger } from '../common/logger';
 import {
   EXCHANGE_METHOD_PATH,
   STATUS_OK,
@@ -26,6 +36,7 @@ import {
   UnityOutputProto,
 } from './messages';
 import { AgentInfoLayout, StepOutputMessage, decodeStepOutputMessage } from './wire/step-output';
+import { DECODE_BUDGET_FACTOR, DecodeCostError, checkDecodeCost } from './wire/decode-cost';
 
 export class CommunicatorError extends Error {
   override name = 'CommunicatorError';
@@ -49,10 +60,21 @@ export interface RpcCommunicatorOptions {
   timeoutWaitSeconds: number;
   /** Said in the time-out error: what the user should check (press Play, the executable's log...). */
   timeoutHint?: string;
+  /** The largest message accepted from the environment, in MiB (--max-message-size). */
+  maxMessageMiB?: number;
+  logger?: Logger;
 }
 
-// Visual observations of many agents make large messages; gRPC's 4 MB default is too small.
-const MAX_MESSAGE_BYTES = 1024 * 1024 * 1024;
+/**
+ * Upstream's Python server keeps gRPC's default limit of 4 MiB, so Unity's real traffic fits in
+ * it; 8 times that leaves room for larger scenes and raw (uncompressed) images.
+ */
+export const DEFAULT_MAX_MESSAGE_MIB = 32;
+/** The setting that raises the limit, named in every error about it. */
+export const MAX_MESSAGE_SIZE_FLAG = '--max-message-size';
+/** Our own answers are small (actions); gRPC's limit on them only guards against a bug. */
+const MAX_SEND_BYTES = 1024 * 1024 * 1024;
+const MIB = 1024 * 1024;
 
 type ExchangeCallback = grpc.sendUnaryData<Buffer>;
 
@@ -60,7 +82,7 @@ type ExchangeCallback = grpc.sendUnaryData<Buffer>;
 export type StepOutput = { fast: StepOutputMessage; proto?: undefined } | { proto: UnityOutputProto; fast?: undefined };
 
 /** A message from the environment, decoded. */
-interface Incoming {
+export interface Incoming {
   /** header.status; null when the message has no header. */
   headerStatus: number | null;
   /** Set when the fast step decoder read the message. */
@@ -109,22 +131,44 @@ export class RpcCommunicator {
   /** Once set, every wait fails with it: the link is broken for good. */
   private fatalError: Error | undefined;
   private closed = false;
+  /** The peer (address:port) of the session's client, once its first message was accepted. */
+  private sessionPeer: string | undefined;
+  /** Other callers are told why they are refused; the log says it once. */
+  private refusalLogged = false;
+  private readonly maxMessageMiB: number;
+  /** The most memory the decoded form of one message may take. */
+  private readonly decodeBudgetBytes: number;
+  private readonly logger: Logger;
 
   constructor(options: RpcCommunicatorOptions) {
     this.port = options.port;
     this.host = options.bindAddress ?? 'localhost';
     this.timeoutMs = options.timeoutWaitSeconds * 1000;
     this.timeoutHint = options.timeoutHint ?? '';
+    this.maxMessageMiB = options.maxMessageMiB ?? DEFAULT_MAX_MESSAGE_MIB;
+    if (!(Number.isFinite(this.maxMessageMiB) && this.maxMessageMiB > 0)) {
+      throw new CommunicatorError(
+        `The message size limit must be a positive number of MiB; got ${this.maxMessageMiB} (${MAX_MESSAGE_SIZE_FLAG}).`,
+      );
+    }
+    this.decodeBudgetBytes = DECODE_BUDGET_FACTOR * this.maxMessageBytes;
+    this.logger = options.logger ?? consoleLogger();
+  }
+
+  /** The largest message accepted, in bytes (gRPC's limit counts whole bytes, below 2 GiB). */
+  get maxMessageBytes(): number {
+    return Math.min(Math.floor(this.maxMessageMiB * MIB), 2 ** 31 - 1);
   }
 
   /** Starts listening. Fails clearly when the port is taken. */
   async open(): Promise<void> {
     const server = new grpc.Server({
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_receive_message_length': this.maxMessageBytes,
+      'grpc.max_send_message_length': MAX_SEND_BYTES,
       // Channelz (gRPC's introspection service, unused here) books every call: a tenth of the
       // server's CPU per exchange.
       'grpc.enable_channelz': 0,
+      interceptors: [(_method, call) => this.watchForUnreadMessage(call)],
     });
     server.addService(exchangeService, {
       Exchange: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: ExchangeCallback) =>
@@ -301,19 +345,48 @@ export class RpcCommunicator {
     }
   }
 
-  /** The fast step decoder where the caller gave layouts and it can read the message; protobufjs otherwise. */
-  private decodeIncoming(bytes: Uint8Array): Incoming {
-    if (this.stepLayouts !== null) {
-      const fast = decodeStepOutputMessage(bytes, this.stepLayouts);
-      if (fast !== null) {
-        return { headerStatus: fast.headerStatus, fast };
-      }
+  /**
+   * gRPC refuses a message over the size limit (RESOURCE_EXHAUSTED, to the client) before the
+   * handler runs, so the handler never learns of it. This interceptor notices a call that ended
+   * without its message having been read, so that the session ends at once with the reason and
+   * the setting that raises the limit, instead of waiting for --timeout-wait.
+   */
+  private watchForUnreadMessage(call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall {
+    let messageRead = false;
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next(
+          new grpc.ServerListenerBuilder()
+            .withOnReceiveMessage((message, pass) => {
+              messageRead = true;
+              pass(message);
+            })
+            .withOnCancel(() => {
+              if (!messageRead) this.onCallEndedUnread(call.getPeer());
+            })
+            .build(),
+        ),
+    });
+  }
+
+  private onCallEndedUnread(peer: string): void {
+    const reason =
+      `A call from ${peer} to port ${this.port} ended before its message could be read: most likely ` +
+      `the message was larger than the limit of ${this.maxMessageMiB} MiB (compressed or once ` +
+      `inflated) and gRPC refused it. Raise the limit with ${MAX_MESSAGE_SIZE_FLAG}=<MiB>.`;
+    if (this.closed || this.fatalError !== undefined) return;
+    // Before the session, as for a malformed message, the caller may well be the environment.
+    if (this.sessionPeer === undefined || peer === this.sessionPeer) {
+      this.abort(new CommunicatorError(reason));
     }
-    const message = UnityMessage.decode(bytes);
-    return { headerStatus: message.header ? (message.header.status ?? 0) : null, message };
   }
 
   private onExchange(call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: ExchangeCallback): void {
+    const peer = call.getPeer();
+    if (this.sessionPeer !== undefined && peer !== this.sessionPeer) {
+      this.refuseOtherClient(peer, callback);
+      return;
+    }
     if (this.closed || this.fatalError !== undefined) {
       callback(null, toBuffer(UnityMessage.encode({ header: { status: STATUS_QUIT } })));
       return;
@@ -328,8 +401,12 @@ export class RpcCommunicator {
     }
     let message: Incoming;
     try {
-      message = this.decodeIncoming(call.request);
+      message = decodeIncomingMessage(call.request, this.stepLayouts, this.decodeBudgetBytes);
     } catch (error) {
+      if (error instanceof DecodeCostError) {
+        this.refuseCostlyMessage(call.request.length, error, callback);
+        return;
+      }
       callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed UnityMessageProto' });
       this.abort(
         new CommunicatorError(
@@ -340,6 +417,8 @@ export class RpcCommunicator {
       );
       return;
     }
+    // The first message read opens the session: its connection is the session's client from now on.
+    this.sessionPeer ??= peer;
     if ((message.headerStatus ?? STATUS_OK) === STATUS_QUIT) {
       // Unity is leaving: answer at once so that it can quit, and expect nothing more.
       callback(null, toBuffer(UnityMessage.encode({ header: { status: STATUS_QUIT } })));
@@ -360,6 +439,52 @@ export class RpcCommunicator {
     });
     this.deliver(message);
   }
+
+  /** A message whose decoded form would not fit the budget ends the session, with the setting that raises it. */
+  private refuseCostlyMessage(bytes: number, error: DecodeCostError, callback: ExchangeCallback): void {
+    const details =
+      `The message (${bytes} bytes) would take more than ${Math.round(error.budgetBytes / MIB)} MiB of ` +
+      `memory once decoded (${DECODE_BUDGET_FACTOR} times the message size limit of ${this.maxMessageMiB} MiB): ` +
+      `it holds too many agents or entries for its size.`;
+    callback({ code: grpc.status.RESOURCE_EXHAUSTED, details });
+    this.abort(
+      new CommunicatorError(
+        `The environment on port ${this.port} sent a message that was refused. ${details} When the ` +
+          `environment really sends that much, raise the limit with ${MAX_MESSAGE_SIZE_FLAG}=<MiB>.`,
+      ),
+    );
+  }
+
+  private refuseOtherClient(peer: string, callback: ExchangeCallback): void {
+    const details =
+      `Port ${this.port} already serves an environment (the session of ${this.sessionPeer}); ` +
+      `this caller (${peer}) is refused. Start each environment on its own port.`;
+    if (!this.refusalLogged) {
+      this.refusalLogged = true;
+      this.logger.warning(`${details} Further callers other than the session's client are refused without a log line.`);
+    }
+    callback({ code: grpc.status.FAILED_PRECONDITION, details });
+  }
+}
+
+/**
+ * A message from the environment: the fast step decoder where the caller gave layouts and it can
+ * read the message; protobufjs otherwise, once the decoded form is known to fit `decodeBudgetBytes`.
+ */
+export function decodeIncomingMessage(
+  bytes: Uint8Array,
+  layouts: ReadonlyMap<string, AgentInfoLayout> | null,
+  decodeBudgetBytes: number,
+): Incoming {
+  if (layouts !== null) {
+    const fast = decodeStepOutputMessage(bytes, layouts);
+    if (fast !== null) {
+      return { headerStatus: fast.headerStatus, fast };
+    }
+  }
+  checkDecodeCost(bytes, 'UnityMessageProto', decodeBudgetBytes);
+  const message = UnityMessage.decode(bytes);
+  return { headerStatus: message.header ? (message.header.status ?? 0) : null, message };
 }
 
 function formatHost(host: string): string {

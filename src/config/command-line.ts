@@ -8,6 +8,7 @@ import { memoryLogger } from '../common/logger';
 import { ConfigError } from './errors';
 import { structureRunOptions } from './structure';
 import { BACKENDS, Backend } from './settings';
+import { DEFAULT_MAX_MESSAGE_MIB, MAX_MESSAGE_SIZE_FLAG } from '../communicator/rpc-communicator';
 
 /** The settings section a flag's value belongs to; null for top-level keys (debug, deterministic). */
 export type FlagSection = 'checkpoint_settings' | 'env_settings' | 'engine_settings' | 'torch_settings';
@@ -27,6 +28,14 @@ interface FlagSpec {
 function integer(text: string): number {
   if (!/^[-+]?\d+$/.test(text.trim())) throw new InvalidArgumentError('Expected an integer.');
   return Number(text);
+}
+
+function positiveMiB(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !(value > 0) || !Number.isFinite(value)) {
+    throw new InvalidArgumentError('Expected a positive number of MiB.');
+  }
+  return value;
 }
 
 function decimal(text: string): number {
@@ -116,6 +125,7 @@ export interface CommandLine {
   removedFlags: string[];
   bindAddress: string;
   backend: Backend;
+  maxMessageMiB: number;
 }
 
 /**
@@ -162,6 +172,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     removedFlags: REMOVED_FLAGS.filter((flag) => program.getOptionValueSource(flag.slice(2)) === 'cli'),
     bindAddress: opts.bindAddress,
     backend: opts.backend,
+    maxMessageMiB: opts.maxMessageSize,
   };
 }
 
@@ -191,6 +202,11 @@ function buildProgram(): { program: Command; upstreamOptions: Option[] } {
     .addOption(
       new Option('--bind-address <host>', "address of the trainer's server (localhost: this machine only)").default('localhost'),
     )
-    .addOption(new Option('--backend <name>', 'tfjs backend of the models').choices(BACKENDS).default('auto'));
+    .addOption(new Option('--backend <name>', 'tfjs backend of the models').choices(BACKENDS).default('auto'))
+    .addOption(
+      new Option(`${MAX_MESSAGE_SIZE_FLAG} <MiB>`, 'largest message accepted from an environment, compressed or not')
+        .argParser(positiveMiB)
+        .default(DEFAULT_MAX_MESSAGE_MIB),
+    );
   return { program, upstreamOptions };
 }

@@ -75,7 +75,12 @@ export function loadRunOptions(
 
   return {
     ...options,
-    extras: { config_path: configPath, bind_address: commandLine.bindAddress, backend: commandLine.backend },
+    extras: {
+      config_path: configPath,
+      bind_address: commandLine.bindAddress,
+      backend: commandLine.backend,
+      max_message_mib: commandLine.maxMessageMiB,
+    },
   };
 }
 

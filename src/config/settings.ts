@@ -241,6 +241,8 @@ export interface RunExtras {
   /** Address the trainer's gRPC server listens on (--bind-address). */
   bind_address: string;
   backend: Backend;
+  /** The largest message accepted from an environment, in MiB (--max-message-size). */
+  max_message_mib: number;
 }
 
 export interface RunOptions {

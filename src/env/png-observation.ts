@@ -106,6 +106,17 @@ export function splitConcatenatedPngs(bytes: Uint8Array): Uint8Array[] {
   return images;
 }
 
+/** Width and height from a PNG's header chunk (IHDR), which must come first after the signature. */
+export function pngDimensions(png: Uint8Array, index: number): { width: number; height: number } {
+  const at = PNG_SIGNATURE.length;
+  const type = String.fromCharCode(...png.subarray(at + 4, at + 8));
+  if (type !== 'IHDR' || png.length < at + 16) {
+    throw new Error(`Compressed visual observation: PNG image ${index} does not start with its IHDR header chunk.`);
+  }
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  return { width: view.getUint32(at + 8), height: view.getUint32(at + 12) };
+}
+
 /** One decoded PNG: `channels` planes of width*height float32 values in [0, 1]. */
 interface DecodedImage {
   width: number;
@@ -233,17 +244,25 @@ export function decodePngObservation(
     layout === 'HWC' ? [shape[0], shape[1], shape[2]] : [shape[1], shape[2], shape[0]];
 
   const pngs = splitConcatenatedPngs(compressed);
-  const images = pngs.map((bytes, i) => decodeOne(bytes, i, pngs.length));
-  const first = images[0];
-  for (let i = 1; i < images.length; i++) {
-    if (images[i].width !== first.width || images[i].height !== first.height) {
+  // Decoding allocates what the header declares, whatever the data holds: check it first.
+  const maxImages = channelMapping !== undefined && channelMapping.length > 0 ? channelMapping.length : channels;
+  if (pngs.length > maxImages) {
+    throw new Error(
+      `Compressed visual observation holds ${pngs.length} PNG images, but its ` +
+        `${maxImages === channels ? `shape ${formatShape(shape)}` : 'channel mapping'} allows at most ${maxImages}.`,
+    );
+  }
+  pngs.forEach((bytes, i) => {
+    const header = pngDimensions(bytes, i);
+    if (header.width !== width || header.height !== height) {
       throw new Error(
-        `Compressed visual observation: its PNG images differ in size: image 0 is ` +
-          `${first.width}x${first.height} (width x height) but image ${i} is ` +
-          `${images[i].width}x${images[i].height}.`,
+        `Compressed visual observation: PNG image ${i} is ${header.width}x${header.height} (width x height) ` +
+          `but the observation's shape ${formatShape(shape)} (${layout}) needs ${width}x${height}.`,
       );
     }
-  }
+  });
+  const images = pngs.map((bytes, i) => decodeOne(bytes, i, pngs.length));
+  const first = images[0];
   const pixels = first.width * first.height;
   const allPlanes = images.flatMap((img) => img.planes);
 

@@ -25,6 +25,7 @@ import {
 } from './behavior-spec';
 import { AgentInfoColumns, AgentInfoLayout } from '../communicator/wire/step-output';
 import { decodePngObservation, visualLayout } from './png-observation';
+import { MAX_MESSAGE_SIZE_FLAG } from '../communicator/rpc-communicator';
 
 /** The environment sent data that cannot be used (a NaN, a shape that does not match...). */
 export class UnityObservationError extends Error {
@@ -157,7 +158,10 @@ export function stepsFromProto(
   behaviorName: string,
   /** The engine's com.unity.ml-agents version: it tells how images are laid out when the message does not. */
   unityPackageVersion?: string,
+  /** The most bytes the observations of one message may take once decoded (images especially). */
+  maxObservationBytes = Infinity,
 ): [DecisionSteps, TerminalSteps] {
+  checkDeclaredObservationBytes(agentInfos.length, spec, behaviorName, maxObservationBytes);
   const decisionInfos: AgentInfoProto[] = [];
   const terminalInfos: AgentInfoProto[] = [];
   for (const info of agentInfos) {
@@ -188,6 +192,40 @@ export function stepsFromProto(
     groupRewards(terminalInfos),
   );
   return [decision, terminal];
+}
+
+/**
+ * The spec sizes the batches, and a PNG is decoded to its declared size whatever its bytes hold:
+ * the agents' observations must fit the budget before anything is allocated.
+ */
+function checkDeclaredObservationBytes(
+  agentCount: number,
+  spec: BehaviorSpec,
+  behaviorName: string,
+  maxObservationBytes: number,
+): void {
+  spec.observationSpecs.forEach((obs, i) => {
+    if (obs.shape.some((dim) => dim < 0)) {
+      throw new UnityObservationError(
+        `Observation ${describeObservation(obs, i)} of behavior ${behaviorName} has shape ` +
+          `[${obs.shape.join(', ')}]: sizes cannot be negative.`,
+      );
+    }
+  });
+  const bytesPerAgent = 4 * spec.observationSpecs.reduce((sum, obs) => sum + observationSize(obs), 0);
+  const bytes = agentCount * bytesPerAgent;
+  if (bytes > maxObservationBytes) {
+    throw new UnityObservationError(
+      `The ${agentCount} agents of behavior ${behaviorName} declare ${mib(bytes)} MiB of observations ` +
+        `(shapes ${spec.observationSpecs.map((obs) => `[${obs.shape.join(', ')}]`).join(', ')}), more than ` +
+        `the ${mib(maxObservationBytes)} MiB one message may decode to. When the environment really ` +
+        `sends that much, raise the message size limit with ${MAX_MESSAGE_SIZE_FLAG}=<MiB>.`,
+    );
+  }
+}
+
+function mib(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(1);
 }
 
 function agentIds(infos: readonly AgentInfoProto[]): Int32Array {
@@ -230,17 +268,11 @@ function observationBatch(
   unityPackageVersion: string | undefined,
 ): Float32Array {
   const size = observationSize(spec);
+  checkObservations(infos, obsIndex, spec, behaviorName);
   const batch = new Float32Array(infos.length * size);
   for (let row = 0; row < infos.length; row++) {
     const info = infos[row];
-    const obs = info.observations?.[obsIndex];
-    if (obs === undefined) {
-      throw new UnityObservationError(
-        `Agent ${info.id ?? 0} of behavior ${behaviorName} sent ${info.observations?.length ?? 0} ` +
-          `observations, but the behavior has ${obsIndex + 1} or more.`,
-      );
-    }
-    checkShape(obs, spec, behaviorName, info, obsIndex);
+    const obs = info.observations![obsIndex];
     if ((obs.compression_type ?? CompressionTypeProto.NONE) === CompressionTypeProto.PNG) {
       let pixels: Float32Array;
       try {
@@ -260,12 +292,6 @@ function observationBatch(
       continue;
     }
     const data = obs.float_data?.data ?? [];
-    if (data.length !== size) {
-      throw new UnityObservationError(
-        `Observation ${describeObservation(spec, obsIndex)} of agent ${info.id ?? 0} of behavior ` +
-          `${behaviorName} holds ${data.length} floats; its shape [${spec.shape.join(', ')}] needs ${size}.`,
-      );
-    }
     const offset = row * size;
     for (let j = 0; j < size; j++) {
       const v = data[j];
@@ -280,6 +306,34 @@ function observationBatch(
     }
   }
   return batch;
+}
+
+/** Every agent sent this observation, of the spec's shape, and uncompressed ones hold its floats. */
+function checkObservations(
+  infos: readonly AgentInfoProto[],
+  obsIndex: number,
+  spec: ObservationSpec,
+  behaviorName: string,
+): void {
+  const size = observationSize(spec);
+  for (const info of infos) {
+    const obs = info.observations?.[obsIndex];
+    if (obs === undefined) {
+      throw new UnityObservationError(
+        `Agent ${info.id ?? 0} of behavior ${behaviorName} sent ${info.observations?.length ?? 0} ` +
+          `observations, but the behavior has ${obsIndex + 1} or more.`,
+      );
+    }
+    checkShape(obs, spec, behaviorName, info, obsIndex);
+    const compressed = (obs.compression_type ?? CompressionTypeProto.NONE) === CompressionTypeProto.PNG;
+    const floats = obs.float_data?.data?.length ?? 0;
+    if (!compressed && floats !== size) {
+      throw new UnityObservationError(
+        `Observation ${describeObservation(spec, obsIndex)} of agent ${info.id ?? 0} of behavior ` +
+          `${behaviorName} holds ${floats} floats; its shape [${spec.shape.join(', ')}] needs ${size}.`,
+      );
+    }
+  }
 }
 
 function checkShape(

@@ -32,6 +32,7 @@ import {
 import { ActionInput, ActionTuple, BehaviorSpec, UnityActionError, assertSameBehaviorSpec } from './behavior-spec';
 import { BehaviorActionsToSend, encodeStepInputMessage } from '../communicator/wire/step-input';
 import { AgentInfoLayout, StepOutputMessage } from '../communicator/wire/step-output';
+import { DECODE_BUDGET_FACTOR } from '../communicator/wire/decode-cost';
 import {
   DecisionSteps,
   TerminalSteps,
@@ -75,6 +76,8 @@ export interface UnityEnvironmentOptions {
    * InterruptedError at once, after closing the server and ending the launched process.
    */
   signal?: AbortSignal;
+  /** The largest message accepted from the environment, in MiB (--max-message-size; 32 by default). */
+  maxMessageMiB?: number;
   logger?: Logger;
 }
 
@@ -103,6 +106,8 @@ export class UnityEnvironment {
   private readonly actions = new Map<string, ActionTuple>();
   private isFirstMessage = true;
   private closed = false;
+  /** The most the observations of one message may take once decoded. */
+  private readonly maxObservationBytes: number;
 
   private constructor(
     private readonly communicator: RpcCommunicator,
@@ -119,6 +124,7 @@ export class UnityEnvironment {
     this.capabilities = params.capabilities ?? {};
     this.unityPackageVersion = params.package_version ?? '';
     this.unityCommunicationVersion = params.communication_version ?? '';
+    this.maxObservationBytes = DECODE_BUDGET_FACTOR * communicator.maxMessageBytes;
     this.updateBehaviorSpecs(init);
   }
 
@@ -146,6 +152,8 @@ export class UnityEnvironment {
       bindAddress: options.bindAddress,
       timeoutWaitSeconds: options.timeoutWait ?? 60,
       timeoutHint,
+      maxMessageMiB: options.maxMessageMiB,
+      logger,
     });
     const sideChannelManager = new SideChannelManager(options.sideChannels ?? [], {
       logger: (message) => logger.warning(message),
@@ -370,7 +378,7 @@ export class UnityEnvironment {
       this.state.set(
         name,
         infos !== undefined && infos.length > 0
-          ? stepsFromProto(infos, spec, name, this.unityPackageVersion)
+          ? stepsFromProto(infos, spec, name, this.unityPackageVersion, this.maxObservationBytes)
           : [DecisionSteps.empty(spec), TerminalSteps.empty(spec)],
       );
     }

@@ -6,6 +6,10 @@
  * the action it took and the reward that followed, and appends that experience to the agent's
  * trajectory. A trajectory goes to the trainers' queues when it reaches time_horizon steps or when
  * the agent's episode ends. Agents are told apart across environment workers by a global id.
+ *
+ * An agent normally leaves with a terminal step (Unity sends one even for an agent that is
+ * disabled or destroyed). One that simply stops appearing would keep its state forever, so the
+ * state of agents not seen for FORGET_AFTER_STEPS steps of their worker is dropped, with a warning.
  */
 import { EnvironmentStats, StatsAggregationMethod } from '../communicator/side-channels/stats-side-channel';
 import { BehaviorSpec } from '../env/behavior-spec';
@@ -13,8 +17,17 @@ import { DecisionSteps, TerminalSteps, allowedActions } from '../env/steps';
 import { ActionInfo } from './action-info';
 import { AgentManagerQueue } from './agent-manager-queue';
 import { BufferColumn } from './buffer';
+import { Logger, consoleLogger } from '../common/logger';
 import { StatsSink } from './stats-sink';
 import { ExperienceColumns, GroupmateStatus, Trajectory } from './trajectory';
+
+/**
+ * Steps of its worker after which an agent that has not appeared is forgotten. Far more than the
+ * gaps of agents that decide less often than others (Unity's decision periods go up to 20 steps).
+ */
+export const FORGET_AFTER_STEPS = 100;
+/** How often, in steps of a worker, its agents are looked over: memory stays within 125 steps' worth. */
+const FORGET_CHECK_EVERY_STEPS = 25;
 
 /** An agent id unique across environment workers (upstream's get_global_agent_id). */
 export function globalAgentId(workerId: number, agentId: number): string {
@@ -34,6 +47,8 @@ export interface AgentProcessorOptions {
   maxTrajectoryLength?: number;
   /** Report Environment/Group Cumulative Reward, as upstream's multi-agent (POCA) trainer does. */
   reportGroupReward?: boolean;
+  /** Where the warning about forgotten agents goes. */
+  logger?: Logger;
 }
 
 export class AgentProcessor {
@@ -47,6 +62,9 @@ export class AgentProcessor {
   protected readonly stats: StatsSink;
   private readonly maxTrajectoryLength: number;
   private readonly reportGroupReward: boolean;
+  private readonly logger: Logger;
+  /** Steps taken in by each worker so far. */
+  private readonly workerSteps = new Map<number, number>();
 
   constructor(
     /** The behavior's specification its trainer was built for. */
@@ -57,6 +75,7 @@ export class AgentProcessor {
     this.stats = options.stats;
     this.maxTrajectoryLength = options.maxTrajectoryLength ?? Infinity;
     this.reportGroupReward = options.reportGroupReward ?? false;
+    this.logger = options.logger ?? consoleLogger();
   }
 
   /** Every trajectory made from now on is also put in `queue`. */
@@ -78,6 +97,8 @@ export class AgentProcessor {
     previousDecision: ActionInfo,
   ): void {
     this.checkDecision(previousDecision);
+    const step = (this.workerSteps.get(workerId) ?? 0) + 1;
+    this.workerSteps.set(workerId, step);
     if (previousDecision.entropy !== undefined) {
       for (const entropy of previousDecision.entropy) this.stats.addStat('Policy/Entropy', entropy);
     }
@@ -89,13 +110,31 @@ export class AgentProcessor {
 
     // Statuses first, so that each groupmate's experience sees every other's status of this step.
     for (let row = 0; row < terminalSteps.length; row++) this.addGroupStatusAndObs(terminalSteps, row, workerId, true);
-    for (let row = 0; row < terminalSteps.length; row++) this.processStep(terminalSteps, row, workerId, true);
+    for (let row = 0; row < terminalSteps.length; row++) this.processStep(terminalSteps, row, workerId, true, step);
     for (let row = 0; row < decisionSteps.length; row++) this.addGroupStatusAndObs(decisionSteps, row, workerId, false);
-    for (let row = 0; row < decisionSteps.length; row++) this.processStep(decisionSteps, row, workerId, false);
+    for (let row = 0; row < decisionSteps.length; row++) this.processStep(decisionSteps, row, workerId, false, step);
     // Only now, so that the groupmates still alive saw the ended agents' last status.
     for (let row = 0; row < terminalSteps.length; row++) {
-      this.clearGroupStatusAndObs(globalAgentId(workerId, terminalSteps.agentId[row]));
+      this.clearGroupStatusAndObs(new Set([globalAgentId(workerId, terminalSteps.agentId[row])]));
     }
+    if (step % FORGET_CHECK_EVERY_STEPS === 0) this.forgetVanishedAgents(workerId, step);
+  }
+
+  /** Drops the state of the worker's agents that have not appeared for FORGET_AFTER_STEPS steps. */
+  private forgetVanishedAgents(workerId: number, step: number): void {
+    const vanished = new Set<string>();
+    for (const [agentId, record] of this.agents) {
+      if (record.workerId === workerId && step - record.lastSeenStep >= FORGET_AFTER_STEPS) vanished.add(agentId);
+    }
+    if (vanished.size === 0) return;
+    for (const agentId of vanished) this.agents.delete(agentId);
+    this.clearGroupStatusAndObs(vanished);
+    this.logger.warning(
+      `Behavior ${this.behaviorId}: forgot ${vanished.size} agent${vanished.size === 1 ? '' : 's'} of ` +
+        `environment ${workerId} not seen for ${FORGET_AFTER_STEPS} steps without a terminal step; their ` +
+        `unfinished trajectories are dropped. An agent that leaves should end its episode (EndEpisode), ` +
+        `which Unity does for agents that are disabled or destroyed.`,
+    );
   }
 
   /**
@@ -113,17 +152,24 @@ export class AgentProcessor {
     return this.agents.size;
   }
 
-  private processStep(steps: DecisionSteps | TerminalSteps, row: number, workerId: number, terminated: boolean): void {
+  private processStep(
+    steps: DecisionSteps | TerminalSteps,
+    row: number,
+    workerId: number,
+    terminated: boolean,
+    step: number,
+  ): void {
     const agentId = globalAgentId(workerId, steps.agentId[row]);
     let record = this.agents.get(agentId);
     const seen = record?.lastStep;
     const acted = record?.lastAction;
     if (!terminated) {
       if (record === undefined) {
-        record = new AgentRecord(this.spec);
+        record = new AgentRecord(this.spec, workerId);
         this.agents.set(agentId, record);
       }
       record.lastStep = { steps: steps as DecisionSteps, row };
+      record.lastSeenStep = step;
     }
     if (record === undefined || seen === undefined || acted === undefined) {
       // Nothing was decided on what this agent saw before: this step starts its experience.
@@ -194,10 +240,10 @@ export class AgentProcessor {
     inner(this.currentGroupObs, groupKey).set(agentId, observationsOf(steps, row));
   }
 
-  private clearGroupStatusAndObs(agentId: string): void {
+  private clearGroupStatusAndObs(agentIds: ReadonlySet<string>): void {
     for (const groups of [this.groupStatus, this.currentGroupObs] as Map<string, Map<string, unknown>>[]) {
       for (const [groupKey, members] of groups) {
-        members.delete(agentId);
+        for (const agentId of agentIds) members.delete(agentId);
         if (members.size === 0) groups.delete(groupKey);
       }
     }
@@ -270,8 +316,13 @@ class AgentRecord {
   episodeSteps = 0;
   episodeReward = 0;
   episodeGroupReward = 0;
+  /** The step of its worker at which the agent last asked for a decision. */
+  lastSeenStep = 0;
 
-  constructor(spec: BehaviorSpec) {
+  constructor(
+    spec: BehaviorSpec,
+    readonly workerId: number,
+  ) {
     this.experiences = new ExperienceRecorder(spec);
     this.prevAction = new Int32Array(spec.actionSpec.discreteSize);
   }

@@ -47,6 +47,7 @@ export interface LaunchOptions {
   readonly envArgs: string[];
   readonly numAreas: number;
   readonly bindAddress: string;
+  readonly maxMessageMiB?: number;
   readonly logFolder: string;
   readonly engine: EngineSettings;
   /** The sampler of each environment parameter at launch (its current curriculum lesson's). */
@@ -409,6 +410,7 @@ async function launchWorker(
     numAreas: options.numAreas,
     bindAddress: options.bindAddress,
     signal: options.signal,
+    maxMessageMiB: options.maxMessageMiB,
     logger: options.logger,
   });
   return { env, stats, parameters: parametersChannel, lastDecision: new Map() };

@@ -285,6 +285,7 @@ export class TrainerController {
       stats: reporter,
       maxTrajectoryLength: settings.time_horizon,
       threaded: false,
+      logger: this.logger,
     });
     manager.policyQueue.put(trainer.policy);
     this.trainers.set(name, { trainer, manager, folder, spec });

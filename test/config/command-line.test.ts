@@ -99,6 +99,7 @@ describe('command line over YAML over defaults', () => {
       removedFlags: [],
       bindAddress: 'localhost',
       backend: 'auto',
+      maxMessageMiB: 32,
     });
   });
 });
@@ -190,5 +191,11 @@ describe('flags of ours', () => {
     expect(load('behaviors: {}\n').options.extras).toEqual(expect.objectContaining({ bind_address: 'localhost', backend: 'auto' }));
     const { options } = load('behaviors: {}\n', '--bind-address', '0.0.0.0', '--backend=wasm');
     expect(options.extras).toEqual(expect.objectContaining({ bind_address: '0.0.0.0', backend: 'wasm' }));
+  });
+
+  it('--max-message-size, in MiB, positive', () => {
+    expect(load('behaviors: {}\n').options.extras.max_message_mib).toBe(32);
+    expect(load('behaviors: {}\n', '--max-message-size=256').options.extras.max_message_mib).toBe(256);
+    expect(() => load('behaviors: {}\n', '--max-message-size', '0')).toThrow(/max-message-size.*positive number of MiB/);
   });
 });

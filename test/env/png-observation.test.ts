@@ -1,4 +1,6 @@
 import { PNG } from 'pngjs';
+import * as zlib from 'zlib';
+import { behaviorSpecFromProto, stepsFromProto } from '../../src/env/steps';
 
 import {
   decodePngObservation,
@@ -153,8 +155,9 @@ describe('decodePngObservation', () => {
 
   it('rejects a decoded size that does not match the shape, naming both', () => {
     const png = encode(W, H, 2, rgbBytes);
+    // Width and height come from the PNG's header, checked before anything is decoded.
     expect(() => decodePngObservation(png, [W, H, 3])).toThrow(
-      /shape \[2, 3, 3\] \(HWC\).*shape is \[3, 2, 3\].*expected 18 values, decoded 18/s,
+      /PNG image 0 is 3x2 \(width x height\) but the observation's shape \[3, 2, 3\] \(HWC\) needs 2x3/,
     );
     expect(() => decodePngObservation(png, [H, W, 6])).toThrow(/expected 36 values, decoded 18/);
     expect(() => decodePngObservation(png, [H, W])).toThrow(/three positive sizes.*\[2, 3\]/);
@@ -171,7 +174,59 @@ describe('decodePngObservation', () => {
 
   it('rejects concatenated PNGs of different sizes', () => {
     const data = Buffer.concat([encode(W, H, 2, rgbBytes), encode(2, 2, 2, () => [1, 2, 3])]);
-    expect(() => decodePngObservation(data, [H, W, 6])).toThrow(/image 0 is 3x2.*image 1 is 2x2/);
+    expect(() => decodePngObservation(data, [H, W, 6])).toThrow(/PNG image 1 is 2x2 .*needs 3x2/);
+  });
+});
+
+describe('images whose header declares more than the shape', () => {
+  /** The PNG with its IHDR's width and height rewritten (and the chunk's CRC made right again). */
+  function withDeclaredSize(png: Buffer, width: number, height: number): Buffer {
+    const out = Buffer.from(png);
+    out.writeUInt32BE(width, 16);
+    out.writeUInt32BE(height, 20);
+    out.writeUInt32BE(zlib.crc32(out.subarray(12, 29)), 29);
+    return out;
+  }
+
+  it('reads the size from the header and refuses before decoding, whatever it declares', () => {
+    const bomb = withDeclaredSize(encode(8, 8, 0, () => [7]), 16000, 16000);
+    const before = process.memoryUsage().arrayBuffers;
+    expect(() => decodePngObservation(bomb, [1, 8, 8], [], { layout: 'CHW' })).toThrow(
+      /PNG image 0 is 16000x16000 \(width x height\) but the observation's shape \[1, 8, 8\] \(CHW\) needs 8x8/,
+    );
+    // Decoding it would have allocated 16000 x 16000 x 4 bytes.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024);
+  });
+
+  it('checks each of several concatenated images, and how many there are', () => {
+    const good = encode(8, 8, 2, () => [1, 2, 3]);
+    const bomb = withDeclaredSize(good, 8, 100000);
+    expect(() => decodePngObservation(Buffer.concat([good, bomb]), [6, 8, 8], [], { layout: 'CHW' })).toThrow(
+      /PNG image 1 is 8x100000 .*needs 8x8/,
+    );
+    const four = Buffer.concat([good, good, good, good]);
+    expect(() => decodePngObservation(four, [3, 8, 8], [], { layout: 'CHW' })).toThrow(
+      /holds 4 PNG images, but its shape \[3, 8, 8\] allows at most 3/,
+    );
+  });
+});
+
+describe('the observations a message declares', () => {
+  it('must fit the decoding budget before any batch is allocated or image decoded', () => {
+    const image = encode(8, 8, 2, () => [1, 2, 3]);
+    const spec = behaviorSpecFromProto(
+      { action_spec: { num_continuous_actions: 1 } },
+      { observations: [{ shape: [3, 20000, 20000], dimension_properties: [1, 2, 2] }] },
+    );
+    const agents = [{ id: 1, observations: [{ shape: [3, 20000, 20000], compression_type: 1, compressed_data: image }] }];
+    expect(() => stepsFromProto(agents, spec, 'Huge', '2.0.0', 256 * 1024 * 1024)).toThrow(
+      /The 1 agents of behavior Huge declare 4577\.6 MiB of observations \(shapes \[3, 20000, 20000\]\), more than the 256\.0 MiB.*--max-message-size=<MiB>/,
+    );
+    const negative = behaviorSpecFromProto({}, { observations: [{ shape: [-3, 8, 8] }] });
+    const negativeAgents = [{ observations: [{ shape: [-3, 8, 8], compression_type: 1, compressed_data: image }] }];
+    expect(() => stepsFromProto(negativeAgents, negative, 'Odd', '2.0.0', 256 * 1024 * 1024)).toThrow(
+      /Observation 0 of behavior Odd has shape \[-3, 8, 8\]: sizes cannot be negative/,
+    );
   });
 });
 

@@ -8,7 +8,8 @@ import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '..
 import { DecisionSteps, TerminalSteps } from '../../src/env/steps';
 import { ActionInfo, EMPTY_ACTION_INFO } from '../../src/trainers/action-info';
 import { AgentManagerQueue } from '../../src/trainers/agent-manager-queue';
-import { AgentManager, AgentProcessor, AgentProcessorOptions } from '../../src/trainers/agent-processor';
+import { AgentManager, AgentProcessor, AgentProcessorOptions, FORGET_AFTER_STEPS } from '../../src/trainers/agent-processor';
+import { memoryLogger } from '../../src/common/logger';
 import { BufferKey, nextObservationKey, observationKey } from '../../src/trainers/buffer';
 import { StatsSink } from '../../src/trainers/stats-sink';
 import { Trajectory } from '../../src/trainers/trajectory';
@@ -421,5 +422,46 @@ describe('AgentManager', () => {
     expect(stats.aggregation.get('summed')).toBe(StatsAggregationMethod.SUM);
     expect(stats.set.get('most_recent')).toBe(4);
     expect(stats.added.has('most_recent')).toBe(false);
+  });
+});
+
+describe('agents that vanish without a terminal step', () => {
+  it('are forgotten after a bounded number of steps, with one warning naming the behavior and the count', () => {
+    const logger = memoryLogger();
+    const processor = new AgentProcessor(SPEC, { behaviorId: 'Vanishing', stats: new RecordedStats(), logger });
+    const worker = new Worker(processor, 0);
+    // Agent 1 stays; at every step 20 new agents appear once and are never seen again.
+    let nextId = 100;
+    let most = 0;
+    for (let t = 0; t < 500; t++) {
+      const newcomers = Array.from({ length: 20 }, () => ({ id: nextId++, t }));
+      worker.step([{ id: 1, t }, ...newcomers]);
+      most = Math.max(most, processor.agentCount);
+    }
+    // Without forgetting, 10,000 agents would be held; now at most 125 steps' worth.
+    expect(most).toBeLessThanOrEqual(1 + 20 * (FORGET_AFTER_STEPS + 25));
+    expect(processor.agentCount).toBeLessThanOrEqual(1 + 20 * (FORGET_AFTER_STEPS + 25));
+    const warnings = logger.lines.filter((line) => line.level === 'warning').map((line) => line.message);
+    expect(warnings.length).toBeGreaterThan(0);
+    // One line a sweep that forgets any, with the behavior and the count; no agent is lost track of.
+    expect(warnings[0]).toMatch(/^Behavior Vanishing: forgot \d+ agents of environment 0 not seen for 100 steps without a terminal step/);
+    const forgotten = warnings.reduce((sum, w) => sum + Number(/forgot (\d+) agents/.exec(w)![1]), 0);
+    expect(forgotten + processor.agentCount).toBe(1 + 20 * 500);
+  });
+
+  it('keeps agents that decide less often, and the trajectories of those that come back in time', () => {
+    const logger = memoryLogger();
+    const queue = new AgentManagerQueue<Trajectory>('Slow');
+    const processor = new AgentProcessor(SPEC, { behaviorId: 'Slow', stats: new RecordedStats(), logger });
+    processor.publishTrajectoryQueue(queue);
+    const worker = new Worker(processor, 0);
+    for (let t = 0; t < 300; t++) {
+      // Agent 2 asks for a decision every 50 steps only.
+      worker.step(t % 50 === 0 ? [{ id: 1, t }, { id: 2, t }] : [{ id: 1, t }]);
+    }
+    worker.step([], [{ id: 2, t: 300 }]);
+    expect(logger.lines.filter((line) => line.level === 'warning')).toEqual([]);
+    const trajectories = queue.drain();
+    expect(trajectories.map((t) => [t.agentId, t.steps.length, t.doneReached])).toEqual([['agent_0-2', 6, true]]);
   });
 });

@@ -130,6 +130,20 @@ class AgentInfoColumnsBuilder implements AgentInfoColumns {
   readonly actionMask: Uint8Array | null;
   readonly actionMaskSent: Uint8Array | null;
 
+  /** Bytes of the columns of `count` agents of this layout. */
+  static bytesFor(count: number, layout: AgentInfoLayout): number {
+    const floatsPerAgent = layout.observationShapes.reduce((sum, shape) => sum + sizeOfShape(shape), 0);
+    return AgentInfoColumnsBuilder.wordBytes(count, floatsPerAgent) + AgentInfoColumnsBuilder.byteBytes(count, layout);
+  }
+
+  private static wordBytes(count: number, floatsPerAgent: number): number {
+    return 4 * count * (4 + floatsPerAgent);
+  }
+
+  private static byteBytes(count: number, layout: AgentInfoLayout): number {
+    return count * (2 + (layout.actionMaskSize === null ? 0 : layout.actionMaskSize + 1));
+  }
+
   constructor(
     readonly count: number,
     readonly layout: AgentInfoLayout,
@@ -138,9 +152,8 @@ class AgentInfoColumnsBuilder implements AgentInfoColumns {
     const maskSize = layout.actionMaskSize;
     const floatsPerAgent = this.observationSizes.reduce((a, b) => a + b, 0);
     // 4-byte columns first, so that every Float32Array and Int32Array view is aligned.
-    const wordBytes = 4 * count * (4 + floatsPerAgent);
-    const byteBytes = count * (2 + (maskSize === null ? 0 : maskSize + 1));
-    const buffer = new ArrayBuffer(wordBytes + byteBytes);
+    const wordBytes = AgentInfoColumnsBuilder.wordBytes(count, floatsPerAgent);
+    const buffer = new ArrayBuffer(wordBytes + AgentInfoColumnsBuilder.byteBytes(count, layout));
     let offset = 0;
     const float32 = (length: number) => {
       const view = new Float32Array(buffer, offset, length);
@@ -168,6 +181,12 @@ class AgentInfoColumnsBuilder implements AgentInfoColumns {
     this.actionMaskSent = maskSize === null ? null : uint8(count);
   }
 }
+
+/**
+ * The columns of a valid agent list take about as many bytes as the list on the wire (every float
+ * is on the wire); a list that would need many times more is left to the slow path's checks.
+ */
+const MAX_COLUMN_BYTES_PER_WIRE_BYTE = 16;
 
 const { VARINT, FIXED32, LENGTH_DELIMITED } = WireType;
 
@@ -271,7 +290,12 @@ class StepOutputDecoder {
 
   private readAgentList(start: number, end: number, layout: AgentInfoLayout): AgentInfoColumns {
     const r = this.r;
-    const columns = new AgentInfoColumnsBuilder(countListedAgents(r, start, end), layout);
+    const count = countListedAgents(r, start, end);
+    // The count comes from the message: agents too short for their spec must not size the columns.
+    if (AgentInfoColumnsBuilder.bytesFor(count, layout) > MAX_COLUMN_BYTES_PER_WIRE_BYTE * Math.max(end - start, 1024)) {
+      throw new SlowPathNeeded('the agents carry fewer bytes than their observations need');
+    }
+    const columns = new AgentInfoColumnsBuilder(count, layout);
     let row = 0;
     while (r.pos < end) {
       const tag = r.uint32();
