@@ -15,7 +15,8 @@ import { builtinExecutable } from '../src/sims/builtin';
 import { ActingPolicy } from '../src/trainers/action-info';
 import { AgentManager } from '../src/trainers/agent-processor';
 import { EnvManager } from '../src/trainers/env-manager';
-import { freePort, tempDir } from '../test/helpers/paths';
+import { envManagerOptions } from '../test/helpers/env-manager-options';
+import { freePort } from '../test/helpers/paths';
 import { ZeroPolicy } from '../test/helpers/zero-policy';
 import { printTable } from './table';
 
@@ -65,22 +66,7 @@ async function envManager(delayMs: number): Promise<number> {
   let decisions = 0;
   const created: AgentManager<ActingPolicy>[] = [];
   const manager = await EnvManager.launch(
-    {
-      executable: EXECUTABLE,
-      numEnvs: ENVS,
-      basePort,
-      seed: 0,
-      noGraphics: true,
-      timeoutWait: 60,
-      envArgs: envArgs(basePort, delayMs),
-      numAreas: 1,
-      bindAddress: 'localhost',
-      logFolder: tempDir('bench-slow-env'),
-      engine: { width: 84, height: 84, quality_level: 5, time_scale: 20, target_frame_rate: -1, capture_frame_rate: 60, no_graphics: true, no_graphics_monitor: false },
-      environmentParameters: null,
-      restarts: { max_lifetime_restarts: 0, restarts_rate_limit_n: -1, restarts_rate_limit_period_s: 60 },
-      logger: memoryLogger(),
-    },
+    envManagerOptions({ executable: EXECUTABLE, numEnvs: ENVS, basePort, timeoutWait: 60, envArgs: envArgs(basePort, delayMs) }),
     (name, spec) => {
       const agents = new AgentManager<ActingPolicy>(spec, { behaviorId: name, stats: { addStat: () => undefined, setStat: () => undefined }, threaded: false });
       const add = agents.addExperiences.bind(agents);

@@ -10,6 +10,7 @@ import { AgentManager } from '../../src/trainers/agent-processor';
 import { EnvManager, RestartLimits } from '../../src/trainers/env-manager';
 import { SCRIPTED_ENV, freePort, tempDir } from '../helpers/paths';
 import { ZeroPolicy } from '../helpers/zero-policy';
+import { envManagerOptions } from '../helpers/env-manager-options';
 
 const opened: EnvManager[] = [];
 afterEach(async () => {
@@ -26,31 +27,16 @@ async function launch(numEnvs: number, envArgs: string[], restarts: RestartLimit
     setStat: () => undefined,
   };
   const envManager = await EnvManager.launch(
-    {
+    envManagerOptions({
       executable: SCRIPTED_ENV,
       numEnvs,
       basePort: await freePort(),
-      seed: 0,
-      noGraphics: true,
       timeoutWait: 10,
       envArgs: ['--agents', '2', ...envArgs],
-      numAreas: 1,
-      bindAddress: 'localhost',
       logFolder,
-      engine: {
-        width: 84,
-        height: 84,
-        quality_level: 5,
-        time_scale: 20,
-        target_frame_rate: -1,
-        capture_frame_rate: 60,
-        no_graphics: true,
-        no_graphics_monitor: false,
-      },
-      environmentParameters: null,
       restarts,
       logger,
-    },
+    }),
     (name, spec) => {
       const manager = new AgentManager<ActingPolicy>(spec, {
         behaviorId: name,

@@ -5,32 +5,24 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { memoryLogger } from '../../src/common/logger';
 import { builtinExecutable } from '../../src/sims/builtin';
 import { ActingPolicy } from '../../src/trainers/action-info';
 import { AgentManager } from '../../src/trainers/agent-processor';
 import { EnvManager } from '../../src/trainers/env-manager';
+import { ENGINE_SETTINGS, envManagerOptions } from '../helpers/env-manager-options';
 import { freePort, tempDir } from '../helpers/paths';
 
 async function launchedFlags(noGraphics: boolean, noGraphicsMonitor: boolean): Promise<string[]> {
   const logFolder = tempDir('graphics-monitor');
   const envManager = await EnvManager.launch(
-    {
+    envManagerOptions({
       executable: builtinExecutable('Basic'),
       numEnvs: 3,
       basePort: await freePort(),
-      seed: 0,
       noGraphics,
-      timeoutWait: 20,
-      envArgs: [],
-      numAreas: 1,
-      bindAddress: 'localhost',
       logFolder,
-      engine: { width: 84, height: 84, quality_level: 5, time_scale: 20, target_frame_rate: -1, capture_frame_rate: 60, no_graphics: noGraphics, no_graphics_monitor: noGraphicsMonitor },
-      environmentParameters: null,
-      restarts: { max_lifetime_restarts: 0, restarts_rate_limit_n: -1, restarts_rate_limit_period_s: 60 },
-      logger: memoryLogger(),
-    },
+      engine: { ...ENGINE_SETTINGS, no_graphics: noGraphics, no_graphics_monitor: noGraphicsMonitor },
+    }),
     (name, spec) => new AgentManager<ActingPolicy>(spec, { behaviorId: name, stats: { addStat: () => undefined, setStat: () => undefined }, threaded: false }),
   );
   // Each player logs the Unity flags it was given before it connects; launch() waits for all of them.

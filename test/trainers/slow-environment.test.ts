@@ -3,34 +3,24 @@
  * sleeping 200 ms after every step (--step-delay-ms on its port), the fast one keeps stepping
  * while the slow one's step is in flight, as upstream's SubprocessEnvManager steps its workers.
  */
-import { memoryLogger } from '../../src/common/logger';
 import { ActingPolicy } from '../../src/trainers/action-info';
 import { AgentManager } from '../../src/trainers/agent-processor';
 import { EnvManager } from '../../src/trainers/env-manager';
 import { builtinExecutable } from '../../src/sims/builtin';
-import { freePort, tempDir } from '../helpers/paths';
+import { envManagerOptions } from '../helpers/env-manager-options';
+import { freePort } from '../helpers/paths';
 import { ZeroPolicy } from '../helpers/zero-policy';
 
 it('steps the fast environment many times while the slow one makes one step', async () => {
   const basePort = await freePort();
   const stepsPerWorker = [0, 0];
   const envManager = await EnvManager.launch(
-    {
+    envManagerOptions({
       executable: builtinExecutable('Basic'),
       numEnvs: 2,
       basePort,
-      seed: 0,
-      noGraphics: true,
-      timeoutWait: 20,
       envArgs: ['--step-delay-ms', '200', '--step-delay-port', String(basePort + 1)],
-      numAreas: 1,
-      bindAddress: 'localhost',
-      logFolder: tempDir('slow-env'),
-      engine: { width: 84, height: 84, quality_level: 5, time_scale: 20, target_frame_rate: -1, capture_frame_rate: 60, no_graphics: true, no_graphics_monitor: false },
-      environmentParameters: null,
-      restarts: { max_lifetime_restarts: 0, restarts_rate_limit_n: -1, restarts_rate_limit_period_s: 60 },
-      logger: memoryLogger(),
-    },
+    }),
     (name, spec) => {
       const manager = new AgentManager<ActingPolicy>(spec, { behaviorId: name, stats: { addStat: () => undefined, setStat: () => undefined }, threaded: false });
       // Counts each worker's steps as they are taken in.

@@ -2,26 +2,25 @@
  * Upstream's LinearEncoder (torch_entities/layers.py): `numLayers` dense layers of `hiddenUnits`,
  * each drawn KaimingHeNormal with gain 1 and followed by Swish. The MLP of every network body.
  *
- * It runs each of its dense layers' three ways (rows, columns, JavaScript; see dense.ts) as one
- * chain, forward and backward.
+ * A Sequential of Swish dense layers (its batch-first passes and export are Sequential's) that
+ * also chains its layers' other ways of running (columns, JavaScript; see dense.ts).
  */
 import * as tf from '@tensorflow/tfjs';
-import type { SeededRandom } from '../../common/random';
 import { Dense, linearLayer } from './dense';
-import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource } from './layer';
+import { ParameterAllocator, ParameterSource } from './layer';
+import { Sequential } from './sequential';
 
-export class LinearEncoder implements Layer {
-  readonly layers: readonly Dense[];
-  readonly blocks: readonly ParameterBlock[];
-  readonly outputShape: readonly number[];
+export class LinearEncoder extends Sequential {
+  declare readonly layers: readonly Dense[];
 
   /** Blocks `<name>.<l>.weight` and `<name>.<l>.bias`, layer after layer. */
   constructor(allocate: ParameterAllocator, name: string, readonly inputs: number, hiddenUnits: number, numLayers: number) {
-    this.layers = Array.from({ length: numLayers }, (_, l) =>
-      linearLayer(allocate, `${name}.${l}`, l === 0 ? inputs : hiddenUnits, hiddenUnits, { kind: 'kaimingNormal', gain: 1 }, 'swish'),
+    super(
+      Array.from({ length: numLayers }, (_, l) =>
+        linearLayer(allocate, `${name}.${l}`, l === 0 ? inputs : hiddenUnits, hiddenUnits, { kind: 'kaimingNormal', gain: 1 }, 'swish'),
+      ),
+      [inputs],
     );
-    this.blocks = this.layers.flatMap((layer) => layer.blocks);
-    this.outputShape = [numLayers === 0 ? inputs : hiddenUnits];
   }
 
   /** Values its layers hold. */
@@ -31,22 +30,6 @@ export class LinearEncoder implements Layer {
 
   get multiplyAdds(): number {
     return this.layers.reduce((total, layer) => total + layer.multiplyAdds, 0);
-  }
-
-  initialize(parameters: Float32Array, random: SeededRandom): void {
-    for (const layer of this.layers) layer.initialize(parameters, random);
-  }
-
-  forward(input: tf.Tensor, source: ParameterSource, keep: boolean): tf.Tensor {
-    return this.layers.reduce((x, layer) => layer.forward(x, source, keep), input);
-  }
-
-  backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null {
-    let gradient: tf.Tensor | null = outputGradient;
-    for (let l = this.layers.length - 1; l >= 0 && gradient !== null; l--) {
-      gradient = this.layers[l].backward(gradient, source, l > 0 || needInput);
-    }
-    return gradient;
   }
 
   /** The encoding (hidden x count) of `input` (in x count), feature-major. */
@@ -74,10 +57,6 @@ export class LinearEncoder implements Layer {
       below = this.layers[l].backwardInJavaScript(below, parameters, gradient, l > 0 || needInput);
     }
     return below;
-  }
-
-  exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {
-    return this.layers.reduce((x, layer, l) => layer.exportOnnx(graph, x, `${name}.${l}`, parameters), input);
   }
 
   dispose(): void {

@@ -11,27 +11,12 @@ import { SeededRandom } from '../../../src/common/random';
 import { selectBackend } from '../../../src/networks/backend';
 import { Dense, DenseActivation, linearLayer } from '../../../src/networks/layers/dense';
 import { LinearEncoder } from '../../../src/networks/layers/linear-encoder';
-import { ParameterAllocator, ParameterBlock, ParameterSource, blockValues, sizeOf } from '../../../src/networks/layers/layer';
+import { ParameterAllocator, ParameterSource, blockValues, sizeOf } from '../../../src/networks/layers/layer';
+import { parameterStore } from '../../helpers/parameter-store';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
 });
-
-function store(): { allocate: ParameterAllocator; blocks: ParameterBlock[]; source: () => ParameterSource } {
-  const blocks: ParameterBlock[] = [];
-  let size = 0;
-  let source: ParameterSource | null = null;
-  return {
-    blocks,
-    allocate: (name, shape) => {
-      const block = { name, offset: size, shape: [...shape] };
-      blocks.push(block);
-      size += sizeOf(shape);
-      return block;
-    },
-    source: () => (source ??= { parameters: new Float32Array(size), gradient: new Float32Array(size), version: 0 }),
-  };
-}
 
 const random = (seed: number, size: number) => {
   const r = new SeededRandom(seed);
@@ -96,7 +81,7 @@ function threeWays(layer: Dense | LinearEncoder, inputs: number, outputs: number
 }
 
 function expectSameThreeWays(build: (allocate: ParameterAllocator) => Dense | LinearEncoder, inputs: number, outputs: number): void {
-  const { allocate, blocks, source } = store();
+  const { allocate, blocks, source } = parameterStore();
   const layer = build(allocate);
   const s = source();
   layer.initialize(s.parameters, new SeededRandom(3));
@@ -149,7 +134,7 @@ describe('Dense, three ways', () => {
 
 describe('Dense output parts', () => {
   it('lie as one weight matrix then one bias vector, each part drawn with its own initialization', () => {
-    const { allocate, blocks, source } = store();
+    const { allocate, blocks, source } = parameterStore();
     const layer = new Dense(allocate, 64, [
       { name: 'heads.a', size: 3, init: { kind: 'kaimingNormal', gain: 0.1 } },
       { name: 'heads.b', size: 2, init: { kind: 'xavierUniform', gain: 1 } },

@@ -12,30 +12,14 @@ import { Conv2d } from '../../../src/networks/layers/conv2d';
 import { linearLayer } from '../../../src/networks/layers/dense';
 import { LinearEncoder } from '../../../src/networks/layers/linear-encoder';
 import { Flatten } from '../../../src/networks/layers/flatten';
-import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, blockValues, sizeOf } from '../../../src/networks/layers/layer';
+import { Layer, ParameterAllocator, blockValues, sizeOf } from '../../../src/networks/layers/layer';
+import { parameterStore } from '../../helpers/parameter-store';
 import { MaxPool2d } from '../../../src/networks/layers/max-pool';
 import { Residual, Sequential } from '../../../src/networks/layers/sequential';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
 });
-
-/** A parameter vector with an allocator over it, as a network gives its layers. */
-function parameterStore(): { allocate: ParameterAllocator; source: () => ParameterSource; blocks: ParameterBlock[] } {
-  const blocks: ParameterBlock[] = [];
-  let size = 0;
-  let source: ParameterSource | null = null;
-  return {
-    blocks,
-    allocate: (name, shape) => {
-      const block = { name, offset: size, shape: [...shape] };
-      blocks.push(block);
-      size += sizeOf(shape);
-      return block;
-    },
-    source: () => (source ??= { parameters: new Float32Array(size), gradient: new Float32Array(size), version: 0 }),
-  };
-}
 
 function randomArray(size: number, random: SeededRandom): Float32Array {
   return Float32Array.from({ length: size }, () => random.gaussian());
