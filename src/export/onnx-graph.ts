@@ -42,15 +42,25 @@ export class OnnxGraphBuilder {
 
   /** Adds a node of one output, named `output`, and returns that name. */
   node(opType: string, inputs: readonly string[], output: string, attributes: Record<string, AttributeValue> = {}): string {
-    this.claim(output);
+    return this.nodeWithOutputs(opType, inputs, [output], attributes)[0];
+  }
+
+  /** Adds a node of several outputs (an LSTM's), named `outputs`, and returns those names. */
+  nodeWithOutputs(
+    opType: string,
+    inputs: readonly string[],
+    outputs: readonly string[],
+    attributes: Record<string, AttributeValue> = {},
+  ): string[] {
+    for (const output of outputs) this.claim(output);
     this.nodes.push({
       opType,
-      name: `${opType}:${output}`,
+      name: `${opType}:${outputs[0]}`,
       input: [...inputs],
-      output: [output],
+      output: [...outputs],
       attribute: Object.entries(attributes).map(([name, value]) => attribute(name, value)),
     });
-    return output;
+    return [...outputs];
   }
 
   graph(name: string): onnx.IGraphProto {

@@ -41,13 +41,12 @@ export interface ParameterSource {
 /** What a layer writes its ONNX nodes through (OnnxGraphBuilder in src/export has this shape). */
 export interface GraphWriter {
   floats(name: string, shape: readonly number[], values: ArrayLike<number>): string;
-  node(
-    opType: string,
-    inputs: readonly string[],
-    output: string,
-    attributes?: Record<string, { readonly int: number } | { readonly float: number } | { readonly ints: readonly number[] }>,
-  ): string;
+  node(opType: string, inputs: readonly string[], output: string, attributes?: GraphAttributes): string;
+  nodeWithOutputs(opType: string, inputs: readonly string[], outputs: readonly string[], attributes?: GraphAttributes): string[];
 }
+
+/** A node's attributes, by name. */
+export type GraphAttributes = Record<string, { readonly int: number } | { readonly float: number } | { readonly ints: readonly number[] }>;
 
 /**
  * ONNX runs images channel first (NCHW) where tfjs runs them channel last (NHWC); a layer's

@@ -1,0 +1,266 @@
+/**
+ * Upstream's LSTM memory module (torch_entities/layers.py LSTM and lstm_layer): one torch.nn.LSTM
+ * layer of memory_size / 2 hidden units over sequences, batch first. Its memory is the hidden
+ * state and the cell state side by side, [h | c], as upstream concatenates them.
+ *
+ * Parameters as torch names and lays them out: weight_ih (4H x in), weight_hh (4H x H), bias_ih
+ * and bias_hh (4H), the gates in torch's order input, forget, cell, output. Initialized as
+ * upstream's lstm_layer: each gate's block of each weight XavierGlorotUniform on its own, the
+ * biases zero but the forget gate's, which starts at forget_bias (1) in both bias vectors.
+ *
+ * Runs in plain loops over typed arrays, forward through time and back (backpropagation through
+ * time, derived by hand): the steps of a sequence are sequential, and for the sizes memory is
+ * used at (hidden 64 to 256, a few sequences per minibatch) tfjs's fixed cost per op, times the
+ * ops of every step, would outweigh the arithmetic.
+ */
+import type { SeededRandom } from '../../common/random';
+import { initializeLinearWeights } from './dense';
+import { GraphWriter, ParameterAllocator, ParameterBlock, blockValues } from './layer';
+
+/** Upstream's forget_bias. */
+export const FORGET_BIAS = 1;
+
+/** What a kept forward pass left for the backward, per sequence step (batch x seq rows). */
+interface KeptPass {
+  readonly batch: number;
+  readonly steps: number;
+  readonly input: Float32Array;
+  readonly initialMemories: Float32Array;
+  /** The four gates after their activations, 4H per row: i, f, g, o. */
+  readonly gates: Float32Array;
+  /** The cell state after each step, and its tanh. */
+  readonly cells: Float32Array;
+  readonly cellTanh: Float32Array;
+  /** The hidden state after each step (the output). */
+  readonly hidden: Float32Array;
+}
+
+export interface LstmOutput {
+  /** The hidden state after every step, batch x steps x H. */
+  readonly output: Float32Array;
+  /** The memories after the last step, batch x 2H ([h | c]). */
+  readonly memories: Float32Array;
+}
+
+export class Lstm {
+  readonly hiddenSize: number;
+  readonly weightIh: ParameterBlock;
+  readonly weightHh: ParameterBlock;
+  readonly biasIh: ParameterBlock;
+  readonly biasHh: ParameterBlock;
+  readonly blocks: readonly ParameterBlock[];
+  private kept: KeptPass | null = null;
+
+  constructor(
+    allocate: ParameterAllocator,
+    readonly name: string,
+    readonly inputs: number,
+    /** The memory's width: hidden state and cell state, H each. */
+    readonly memorySize: number,
+  ) {
+    if (!(memorySize >= 2 && memorySize % 2 === 0)) {
+      throw new Error(`An LSTM's memory holds its hidden and cell states, H values each: memory_size must be even (got ${memorySize}).`);
+    }
+    const h = memorySize / 2;
+    this.hiddenSize = h;
+    this.weightIh = allocate(`${name}.weight_ih`, [4 * h, inputs]);
+    this.weightHh = allocate(`${name}.weight_hh`, [4 * h, h]);
+    this.biasIh = allocate(`${name}.bias_ih`, [4 * h]);
+    this.biasHh = allocate(`${name}.bias_hh`, [4 * h]);
+    this.blocks = [this.weightIh, this.weightHh, this.biasIh, this.biasHh];
+  }
+
+  /** As upstream's lstm_layer: each gate block Xavier-uniform on its own; biases 0, the forget gate's forget_bias. */
+  initialize(parameters: Float32Array, random: SeededRandom): void {
+    const h = this.hiddenSize;
+    for (const [block, columns] of [[this.weightIh, this.inputs], [this.weightHh, h]] as const) {
+      const values = blockValues(parameters, block);
+      for (let gate = 0; gate < 4; gate++) {
+        initializeLinearWeights(values.subarray(gate * h * columns, (gate + 1) * h * columns), columns, h, { kind: 'xavierUniform', gain: 1 }, random);
+      }
+    }
+    for (const block of [this.biasIh, this.biasHh]) {
+      const values = blockValues(parameters, block).fill(0);
+      values.fill(FORGET_BIAS, h, 2 * h);
+    }
+  }
+
+  /**
+   * Runs `batch` sequences of `steps` steps: `input` is batch x steps x inputs, `memories` the
+   * initial [h | c] of each sequence (batch x 2H). With `keep`, remembers what backward() needs.
+   */
+  forward(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): LstmOutput {
+    const { inputs, hiddenSize: h } = this;
+    if (input.length !== batch * steps * inputs || memories.length !== batch * 2 * h) {
+      throw new Error(
+        `The LSTM takes ${batch} x ${steps} x ${inputs} inputs and ${batch} x ${2 * h} memories; got ${input.length} and ${memories.length} values.`,
+      );
+    }
+    const rows = batch * steps;
+    const gates = new Float32Array(rows * 4 * h);
+    const cells = new Float32Array(rows * h);
+    const cellTanh = new Float32Array(rows * h);
+    const hidden = new Float32Array(rows * h);
+    const finalMemories = new Float32Array(batch * 2 * h);
+    const wIh = blockValues(parameters, this.weightIh);
+    const wHh = blockValues(parameters, this.weightHh);
+    const bIh = blockValues(parameters, this.biasIh);
+    const bHh = blockValues(parameters, this.biasHh);
+    const z = new Float64Array(4 * h);
+    for (let b = 0; b < batch; b++) {
+      for (let t = 0; t < steps; t++) {
+        const row = b * steps + t;
+        const x = row * inputs;
+        // The previous hidden and cell states: the initial memories at the first step.
+        const previousHidden = t === 0 ? memories.subarray(b * 2 * h, b * 2 * h + h) : hidden.subarray((row - 1) * h, row * h);
+        const previousCell = t === 0 ? memories.subarray(b * 2 * h + h, (b + 1) * 2 * h) : cells.subarray((row - 1) * h, row * h);
+        for (let k = 0; k < 4 * h; k++) {
+          let sum = bIh[k] + bHh[k];
+          const wi = k * inputs;
+          for (let j = 0; j < inputs; j++) sum += wIh[wi + j] * input[x + j];
+          const wh = k * h;
+          for (let j = 0; j < h; j++) sum += wHh[wh + j] * previousHidden[j];
+          z[k] = sum;
+        }
+        const g4 = row * 4 * h;
+        for (let j = 0; j < h; j++) {
+          const i = sigmoid(z[j]);
+          const f = sigmoid(z[h + j]);
+          const g = Math.tanh(z[2 * h + j]);
+          const o = sigmoid(z[3 * h + j]);
+          gates[g4 + j] = i;
+          gates[g4 + h + j] = f;
+          gates[g4 + 2 * h + j] = g;
+          gates[g4 + 3 * h + j] = o;
+          const c = f * previousCell[j] + i * g;
+          const tc = Math.tanh(c);
+          cells[row * h + j] = c;
+          cellTanh[row * h + j] = tc;
+          hidden[row * h + j] = o * tc;
+        }
+      }
+      const last = (b * steps + steps - 1) * h;
+      finalMemories.set(hidden.subarray(last, last + h), b * 2 * h);
+      finalMemories.set(cells.subarray(last, last + h), b * 2 * h + h);
+    }
+    if (keep) this.kept = { batch, steps, input, initialMemories: memories, gates, cells, cellTanh, hidden };
+    return { output: hidden, memories: finalMemories };
+  }
+
+  /**
+   * Backpropagates through time from d loss / d output (batch x steps x H) and, when given,
+   * d loss / d final memories (batch x 2H): writes the parameters' gradient into `gradient` and
+   * returns d loss / d input (when `needInput`) and d loss / d initial memories.
+   */
+  backward(
+    outputGradient: Float32Array,
+    finalMemoryGradient: Float32Array | null,
+    parameters: Float32Array,
+    gradient: Float32Array,
+    needInput: boolean,
+  ): { input: Float32Array | null; memories: Float32Array } {
+    const pass = this.kept;
+    if (pass === null) throw new Error('The LSTM\'s backward needs a kept forward pass first.');
+    const { batch, steps, input, initialMemories, gates, cells, cellTanh, hidden } = pass;
+    const { inputs, hiddenSize: h } = this;
+    const wIh = blockValues(parameters, this.weightIh);
+    const wHh = blockValues(parameters, this.weightHh);
+    const dWIh = blockValues(gradient, this.weightIh).fill(0);
+    const dWHh = blockValues(gradient, this.weightHh).fill(0);
+    const dBIh = blockValues(gradient, this.biasIh).fill(0);
+    const dBHh = blockValues(gradient, this.biasHh).fill(0);
+    const inputGradient = needInput ? new Float32Array(input.length) : null;
+    const memoryGradient = new Float32Array(batch * 2 * h);
+    const dz = new Float64Array(4 * h);
+    const dHidden = new Float64Array(h);
+    const dCell = new Float64Array(h);
+    for (let b = 0; b < batch; b++) {
+      // From the final memories' gradient (zero when not given), back to the first step.
+      for (let j = 0; j < h; j++) {
+        dHidden[j] = finalMemoryGradient === null ? 0 : finalMemoryGradient[b * 2 * h + j];
+        dCell[j] = finalMemoryGradient === null ? 0 : finalMemoryGradient[b * 2 * h + h + j];
+      }
+      for (let t = steps - 1; t >= 0; t--) {
+        const row = b * steps + t;
+        const g4 = row * 4 * h;
+        const previousHidden = t === 0 ? initialMemories.subarray(b * 2 * h, b * 2 * h + h) : hidden.subarray((row - 1) * h, row * h);
+        const previousCell = t === 0 ? initialMemories.subarray(b * 2 * h + h, (b + 1) * 2 * h) : cells.subarray((row - 1) * h, row * h);
+        for (let j = 0; j < h; j++) {
+          const i = gates[g4 + j];
+          const f = gates[g4 + h + j];
+          const g = gates[g4 + 2 * h + j];
+          const o = gates[g4 + 3 * h + j];
+          const tc = cellTanh[row * h + j];
+          const dh = dHidden[j] + outputGradient[row * h + j];
+          const dc = dCell[j] + dh * o * (1 - tc * tc);
+          dz[j] = dc * g * i * (1 - i);
+          dz[h + j] = dc * previousCell[j] * f * (1 - f);
+          dz[2 * h + j] = dc * i * (1 - g * g);
+          dz[3 * h + j] = dh * tc * o * (1 - o);
+          // The cell state's gradient one step back goes through the forget gate.
+          dCell[j] = dc * f;
+        }
+        dHidden.fill(0);
+        const x = row * inputs;
+        for (let k = 0; k < 4 * h; k++) {
+          const d = dz[k];
+          if (d === 0) continue;
+          dBIh[k] += d;
+          dBHh[k] += d;
+          const wi = k * inputs;
+          for (let j = 0; j < inputs; j++) dWIh[wi + j] += d * input[x + j];
+          if (inputGradient !== null) for (let j = 0; j < inputs; j++) inputGradient[x + j] += d * wIh[wi + j];
+          const wh = k * h;
+          for (let j = 0; j < h; j++) {
+            dWHh[wh + j] += d * previousHidden[j];
+            dHidden[j] += d * wHh[wh + j];
+          }
+        }
+      }
+      for (let j = 0; j < h; j++) {
+        memoryGradient[b * 2 * h + j] = dHidden[j];
+        memoryGradient[b * 2 * h + h + j] = dCell[j];
+      }
+    }
+    return { input: inputGradient, memories: memoryGradient };
+  }
+
+  /**
+   * Its ONNX LSTM node: `input` [steps, batch, inputs] (sequence first, as ONNX runs it), the
+   * initial states [1, batch, H] each. ONNX orders the gates input, output, forget, cell: the
+   * weights are reordered from torch's input, forget, cell, output. Returns the names of Y
+   * [steps, 1, batch, H] and of the final states [1, batch, H].
+   */
+  exportOnnx(
+    graph: GraphWriter,
+    input: string,
+    initialHidden: string,
+    initialCell: string,
+    parameters: Float32Array,
+  ): { output: string; hidden: string; cell: string } {
+    const h = this.hiddenSize;
+    const onnxOrder = (values: Float32Array, rowWidth: number): Float32Array => {
+      const reordered = new Float32Array(values.length);
+      // torch gate k (i, f, g, o) goes to ONNX position (i, o, f, c).
+      [0, 2, 3, 1].forEach((position, gate) => reordered.set(values.subarray(gate * h * rowWidth, (gate + 1) * h * rowWidth), position * h * rowWidth));
+      return reordered;
+    };
+    const w = graph.floats(`${this.name}.W`, [1, 4 * h, this.inputs], onnxOrder(blockValues(parameters, this.weightIh), this.inputs));
+    const r = graph.floats(`${this.name}.R`, [1, 4 * h, h], onnxOrder(blockValues(parameters, this.weightHh), h));
+    const biases = new Float32Array(8 * h);
+    biases.set(onnxOrder(blockValues(parameters, this.biasIh), 1), 0);
+    biases.set(onnxOrder(blockValues(parameters, this.biasHh), 1), 4 * h);
+    const b = graph.floats(`${this.name}.B`, [1, 8 * h], biases);
+    const [output, hidden, cell] = graph.nodeWithOutputs(
+      'LSTM',
+      [input, w, r, b, '', initialHidden, initialCell],
+      [`${this.name}.Y`, `${this.name}.Y_h`, `${this.name}.Y_c`],
+      { hidden_size: { int: h } },
+    );
+    return { output, hidden, cell };
+  }
+}
+
+function sigmoid(x: number): number {
+  return 1 / (1 + Math.exp(-x));
+}
