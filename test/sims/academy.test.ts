@@ -131,3 +131,44 @@ it('refuses agents of one behavior with different specs', () => {
   academy.addAgent(new CountingAgent());
   expect(() => academy.addAgent(new CountingAgent({ continuousActions: 2 }))).toThrow(/must all have the same observations and actions/);
 });
+
+/** Sees a 1-pixel grayscale camera showing its step in the episode, its last 3 frames stacked. */
+class StackingAgent extends Agent {
+  constructor(private readonly endAt: number) {
+    super({
+      behaviorName: 'Stacking',
+      observations: [{ kind: 'visual', channels: 1, height: 1, width: 1, compressed: false, stacks: 3 }],
+      continuousActions: 1,
+      discreteBranches: [],
+    });
+  }
+
+  override collectObservations(_index: number, writer: ObservationWriter): void {
+    writer.add(this.stepCount);
+  }
+
+  override onActionReceived(): void {
+    if (this.stepCount >= this.endAt) this.endEpisode();
+  }
+}
+
+it('stacks a camera\'s frames oldest first, zeros before an episode\'s first ones, as Unity\'s StackingSensor', async () => {
+  const academy = new Academy();
+  academy.addAgent(new StackingAgent(3));
+  const seen: Array<{ done: number[]; frames: number[] }> = [];
+  academy.addBatchListener((batches) => {
+    const batch = batches.get('Stacking')!;
+    seen.push({ done: Array.from(batch.done.subarray(0, batch.count)), frames: Array.from(batch.observations[0].subarray(0, 3 * batch.count)) });
+  });
+  academy.reset();
+  for (let step = 0; step < 5; step++) await academy.step(new HeuristicBrain());
+  expect(seen).toEqual([
+    { done: [0], frames: [0, 0, 1] },
+    { done: [0], frames: [0, 1, 2] },
+    { done: [0], frames: [1, 2, 3] },
+    // The episode ends at its third step: its terminal frame (of that step again), then a new
+    // episode whose stack starts empty.
+    { done: [1, 0], frames: [2, 3, 3, 0, 0, 1] },
+    { done: [0], frames: [0, 1, 2] },
+  ]);
+});

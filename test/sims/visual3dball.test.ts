@@ -26,6 +26,13 @@ const AGENTS = 8;
 const SIZE = 84;
 const PLANE = SIZE * SIZE;
 const IMAGE = 3 * PLANE;
+/** The prefab's ObservationStacks: each observation holds the last 4 frames, oldest first. */
+const STACKS = 4;
+
+/** Frame `k` (0: oldest) of a stacked observation. */
+function frame(stacked: Float32Array, k: number): Float32Array {
+  return stacked.subarray(k * IMAGE, (k + 1) * IMAGE);
+}
 const STAY = Math.fround(0.1);
 
 async function launch(args: string[] = [], options: Partial<UnityEnvironmentOptions> = {}): Promise<UnityEnvironment> {
@@ -102,14 +109,14 @@ const HIDDEN: [number, number, number] = [0, 0, 0];
 const ON_TOP = PLATFORM_HALF_SIZE + 0.5;
 
 describe('Visual3DBall: the session a trainer sees', () => {
-  it('shows one 84x84 RGB camera image (channel-first, PNG), 2 continuous actions, 8 agents, a decision every 5 steps', async () => {
+  it('shows an 84x84 RGB camera with its last 4 frames stacked (channel-first, PNG), 2 continuous actions, 8 agents, a decision every 5 steps', async () => {
     const env = await launch([], { seed: 3 });
     expect(env.name).toBe('Visual3DBall');
     expect([...env.behaviorSpecs.keys()]).toEqual([BEHAVIOR]);
     const spec = env.behaviorSpecs.get(BEHAVIOR)!;
     expect(spec.observationSpecs).toEqual([
       {
-        shape: [3, SIZE, SIZE],
+        shape: [STACKS * 3, SIZE, SIZE],
         dimensionProperty: [DimensionProperty.NONE, DimensionProperty.TRANSLATIONAL_EQUIVARIANCE, DimensionProperty.TRANSLATIONAL_EQUIVARIANCE],
         observationType: ObservationType.DEFAULT,
         name: 'CameraSensor',
@@ -122,8 +129,11 @@ describe('Visual3DBall: the session a trainer sees', () => {
     expect(first.length).toBe(AGENTS);
     expect(noneEnded.length).toBe(0);
     for (let row = 0; row < AGENTS; row++) {
-      const image = first.observation(0, row);
-      expect(image.length).toBe(IMAGE);
+      const stacked = first.observation(0, row);
+      expect(stacked.length).toBe(STACKS * IMAGE);
+      // The episode's first frame is the newest; the older ones are empty.
+      expect(stacked.subarray(0, (STACKS - 1) * IMAGE).every((v) => v === 0)).toBe(true);
+      const image = frame(stacked, STACKS - 1);
       // Came through 8-bit PNG: every value is a whole number of 255ths in [0, 1].
       expect(image.every((v) => v >= 0 && v <= 1 && Math.abs(v * 255 - Math.round(v * 255)) < 1e-3)).toBe(true);
       // The cube's top and near faces, the ball dropped above it, the black background around.
@@ -138,8 +148,11 @@ describe('Visual3DBall: the session a trainer sees', () => {
     expect(Array.from(second.agentId)).toEqual(Array.from(first.agentId));
     expect(Array.from(second.reward)).toEqual(new Array(AGENTS).fill(STAY));
     for (let row = 0; row < AGENTS; row++) {
-      const before = centroid(pixelsOf(first.observation(0, row), 'ball'));
-      const after = centroid(pixelsOf(second.observation(0, row), 'ball'));
+      // The stack moved one frame on: the last decision's newest frame is now the one before.
+      expect(Array.from(frame(second.observation(0, row), STACKS - 2))).toEqual(Array.from(frame(first.observation(0, row), STACKS - 1)));
+      expect(second.observation(0, row).subarray(0, (STACKS - 2) * IMAGE).every((v) => v === 0)).toBe(true);
+      const before = centroid(pixelsOf(frame(first.observation(0, row), STACKS - 1), 'ball'));
+      const after = centroid(pixelsOf(frame(second.observation(0, row), STACKS - 1), 'ball'));
       expect(after.row).toBeGreaterThan(before.row);
     }
   });
@@ -166,7 +179,7 @@ describe('Visual3DBall: the session a trainer sees', () => {
     await academy.step(new HeuristicBrain());
     const [decision] = env.getSteps(BEHAVIOR);
     const sent = decision.obs[0];
-    expect(sent.length).toBe(AGENTS * IMAGE);
+    expect(sent.length).toBe(AGENTS * STACKS * IMAGE);
     let mismatches = 0;
     for (let i = 0; i < sent.length; i++) if (Math.round(sent[i] * 255) !== Math.round(seen![i] * 255)) mismatches += 1;
     expect(mismatches).toBe(0);
@@ -206,9 +219,14 @@ describe('Visual3DBall: the session a trainer sees', () => {
     expect(demo.records).toHaveLength(11);
     expect(demo.records.slice(1).map((r) => r.agent_info?.reward)).toEqual(new Array(10).fill(STAY));
     const observation = demo.records[0].agent_info!.observations![0];
-    expect(observation.shape).toEqual([3, SIZE, SIZE]);
+    expect(observation.shape).toEqual([STACKS * 3, SIZE, SIZE]);
     expect(observation.compression_type).toBe(1);
-    expect(Array.from(observation.compressed_data!.subarray(0, 4))).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    // One PNG per frame, back to back, and the channel each of their channels feeds.
+    const bytes = Buffer.from(observation.compressed_data!);
+    const signatures = [...bytes.toString('latin1').matchAll(/\x89PNG\r\n\x1a\n/g)].map((m) => m.index);
+    expect(signatures).toHaveLength(STACKS);
+    expect(signatures[0]).toBe(0);
+    expect(observation.compressed_channel_mapping).toEqual(Array.from({ length: STACKS * 3 }, (_, k) => k));
   });
 });
 

@@ -502,8 +502,10 @@ export interface ObservationToSend {
   readonly observationType?: number;
   /** An uncompressed observation: count x its size floats. */
   readonly floats?: Float32Array;
-  /** A PNG-compressed observation: one image per agent. */
+  /** A PNG-compressed observation: one image per agent (several PNGs back to back for stacked frames). */
   readonly pngImages?: readonly Uint8Array[];
+  /** With pngImages: the observation channel each PNG channel feeds (compressed_channel_mapping). */
+  readonly compressedChannelMapping?: readonly number[];
 }
 
 /** One behavior's agents of one step, as columns. */
@@ -610,12 +612,19 @@ class ObservationEncoding {
     }
     this.head = head.finish();
 
+    const channelMapping = observation.compressedChannelMapping ?? [];
+    const channelMappingBytes = packedInt32Bytes(channelMapping);
     const dimensionPropertiesBytes = packedInt32Bytes(dimensionProperties);
     let tailBytes = 0;
+    if (channelMapping.length > 0) tailBytes += taggedFieldSize(Tag.channelMappingPacked, channelMappingBytes);
     if (dimensionProperties.length > 0) tailBytes += taggedFieldSize(Tag.dimensionPropertiesPacked, dimensionPropertiesBytes);
     if (observationType !== 0) tailBytes += varintSize(Tag.observationType) + int32Size(observationType);
     if (nameBytes.length > 0) tailBytes += taggedFieldSize(Tag.name, nameBytes.length);
     const tail = new WireWriter(tailBytes);
+    if (channelMapping.length > 0) {
+      tail.tagged(Tag.channelMappingPacked, channelMappingBytes);
+      for (const c of channelMapping) tail.int32(c);
+    }
     if (dimensionProperties.length > 0) {
       tail.tagged(Tag.dimensionPropertiesPacked, dimensionPropertiesBytes);
       for (const d of dimensionProperties) tail.int32(d);

@@ -3,17 +3,15 @@
  * Visual3DBall, as Unity's Visual3DBall example (Prefabs/Visual3DBall.prefab, Scenes/
  * Visual3DBall.unity): 3DBall's game with 3DBall's agent (Ball3DAgent with useVecObs off), whose
  * only observation is a camera image of its own cube and ball. Behavior "Visual3DBall"; one
- * observation, the CameraSensor, RGB 84 x 84, channel-first [3, 84, 84] as com.unity.ml-agents
- * 2+ sends cameras, PNG-compressed as the prefab's sensor asks; 2 continuous actions; a decision
- * every 5 steps; episodes stop at 5000. The scene holds 8 of these areas.
+ * observation, the CameraSensor, RGB 84 x 84 with its last 4 frames stacked as the prefab's
+ * sensor asks (ObservationStacks 4): channel-first [12, 84, 84] as com.unity.ml-agents 2+ sends
+ * cameras, PNG-compressed (four PNGs, oldest first, with their channel mapping); 2 continuous
+ * actions; a decision every 5 steps; episodes stop at 5000. The scene holds 8 of these areas.
  *
  * The world, the rewards and the episodes are 3DBall's (ball3d.ts, ball3d-physics.ts): with the
  * same seed and actions both play exactly the same game. The camera is ball3d-camera.ts; it draws
  * only when the agent reports (at its decisions and at its episode's end), into the observation
  * buffer the Academy reuses.
- *
- * Upstream's prefab also stacks 4 camera frames (ObservationStacks 4); this one sends the single
- * latest frame.
  */
 import { Academy } from '../sdk/academy';
 import { BehaviorParameters, ObservationWriter } from '../sdk/agent';
@@ -34,12 +32,14 @@ import { Ball3DWorld } from './ball3d-physics';
 /** The Visual3DBall scene holds 8 copies of the Visual3DBall prefab. */
 export const DEFAULT_VISUAL_AGENTS_PER_AREA = 8;
 export const VISUAL_CAMERA_SENSOR_NAME = 'CameraSensor';
+/** The prefab's CameraSensor ObservationStacks. */
+export const CAMERA_STACKS = 4;
 
 export const VISUAL3DBALL_BEHAVIOR: BehaviorParameters = {
   ...BALL3D_BEHAVIOR,
   behaviorName: 'Visual3DBall',
   observations: [
-    { kind: 'visual', channels: 3, height: CAMERA_HEIGHT, width: CAMERA_WIDTH, compressed: true, name: VISUAL_CAMERA_SENSOR_NAME },
+    { kind: 'visual', channels: 3, height: CAMERA_HEIGHT, width: CAMERA_WIDTH, compressed: true, name: VISUAL_CAMERA_SENSOR_NAME, stacks: CAMERA_STACKS },
   ],
 };
 

@@ -10,7 +10,7 @@
  * A terminal step is reported with the next message, beside the first decision of the agent's
  * next episode, under the same id, as Unity does.
  */
-import { ActionBuffers, ActionMask, Agent, DoneReason, ObservationWriter, observationLength } from './agent';
+import { ActionBuffers, ActionMask, Agent, DoneReason, ObservationWriter, frameLength, observationLength } from './agent';
 import { EngineConfigurationReceiver, EnvironmentParametersReceiver, StatsRecorder } from './engine-channels';
 import { SeededRandom } from '../../common/random';
 
@@ -46,7 +46,7 @@ export class InfoBatch {
     this.groupReward = new Float32Array(capacity);
     this.actionMaskSize = group.mask.masked.length;
     this.actionMask = new Uint8Array(capacity * this.actionMaskSize);
-    this.observations = group.writers.map((w) => new Float32Array(capacity * w.values.length));
+    this.observations = group.template.behavior.observations.map((spec) => new Float32Array(capacity * observationLength(spec)));
     this.storedContinuous = new Float32Array(capacity * group.continuousSize);
     this.storedDiscrete = new Int32Array(capacity * group.discreteSize);
   }
@@ -77,7 +77,7 @@ export class BehaviorGroup {
 
   constructor(readonly name: string, readonly template: Agent) {
     const behavior = template.behavior;
-    this.writers = behavior.observations.map((o) => new ObservationWriter(new Float32Array(observationLength(o))));
+    this.writers = behavior.observations.map((o) => new ObservationWriter(new Float32Array(frameLength(o))));
     this.mask = new ActionMask(behavior.discreteBranches);
     this.continuousSize = behavior.continuousActions;
     this.discreteSize = behavior.discreteBranches.length;
@@ -104,6 +104,8 @@ export type Decision = { kind: 'actions'; actions: ActionsByBehavior } | { kind:
 interface AgentState {
   readonly group: BehaviorGroup;
   readonly action: ActionBuffers;
+  /** Per observation, its stacked frames oldest first (a stacked camera's); null when not stacked. */
+  readonly stacks: ReadonlyArray<Float32Array | null>;
   requestDecision: boolean;
   requestAction: boolean;
 }
@@ -147,6 +149,7 @@ export class Academy {
     this.states.set(agent, {
       group,
       action: new ActionBuffers(group.continuousSize, group.discreteSize),
+      stacks: agent.behavior.observations.map((spec) => (observationLength(spec) > frameLength(spec) ? new Float32Array(observationLength(spec)) : null)),
       requestDecision: false,
       requestAction: false,
     });
@@ -178,6 +181,7 @@ export class Academy {
       state.requestAction = false;
       state.requestDecision = false;
       state.action.clear();
+      clearStacks(state);
       agent.beginEpisode(false);
     }
     for (const group of this.groups.values()) group.pending.clear();
@@ -228,6 +232,7 @@ export class Academy {
         state.requestDecision = false;
         state.requestAction = false;
         state.action.clear();
+        clearStacks(state);
         agent.beginEpisode(true);
       }
     }
@@ -267,7 +272,16 @@ export class Academy {
     group.writers.forEach((writer, i) => {
       writer.reset();
       agent.collectObservations(i, writer);
-      batch.observations[i].set(writer.values, row * writer.values.length);
+      const stack = state.stacks[i];
+      if (stack === null) {
+        batch.observations[i].set(writer.values, row * writer.values.length);
+        return;
+      }
+      // As Unity's StackingSensor: the oldest frame leaves, the new one comes last.
+      const frame = writer.values.length;
+      stack.copyWithin(0, frame);
+      stack.set(writer.values, stack.length - frame);
+      batch.observations[i].set(stack, row * stack.length);
     });
     if (batch.actionMaskSize > 0) {
       group.mask.clear();
@@ -295,6 +309,11 @@ export class Academy {
       decisionRow += 1;
     }
   }
+}
+
+/** A new episode starts with empty stacks (Unity resets its sensors with the agent). */
+function clearStacks(state: AgentState): void {
+  for (const stack of state.stacks) stack?.fill(0);
 }
 
 function sameSpecs(a: Agent, b: Agent): boolean {

@@ -33,6 +33,12 @@ export interface VisualObservationSpec {
   readonly width: number;
   readonly compressed: boolean;
   readonly name?: string;
+  /**
+   * Frames sent together, oldest first, along the channels (Unity's ObservationStacks, a
+   * StackingSensor around the camera): the observation is [stacks x channels, height, width],
+   * zeros before an episode's first frames. 1 by default.
+   */
+  readonly stacks?: number;
 }
 
 export type ObservationSpecDef = VectorObservationSpec | VisualObservationSpec;
@@ -51,9 +57,14 @@ export interface BehaviorParameters {
   readonly takeActionsBetweenDecisions?: boolean;
 }
 
-/** The floats an agent's observation holds. */
-export function observationLength(spec: ObservationSpecDef): number {
+/** The floats an agent writes for one observation (one frame of a stacked camera). */
+export function frameLength(spec: ObservationSpecDef): number {
   return spec.kind === 'vector' ? spec.shape.reduce((a, b) => a * b, 1) : spec.channels * spec.height * spec.width;
+}
+
+/** The floats an observation sends: its frame, times its stacked frames. */
+export function observationLength(spec: ObservationSpecDef): number {
+  return frameLength(spec) * (spec.kind === 'visual' ? (spec.stacks ?? 1) : 1);
 }
 
 /** The actions of one agent: continuous values and one choice per discrete branch. */

@@ -91,3 +91,24 @@ export function encodeObservationPng(values: Float32Array, channels: number, hei
   }
   return out;
 }
+
+/**
+ * A stacked camera's frames (stacks x [channels, height, width], oldest first) as Unity's
+ * StackingSensor sends them compressed: one PNG per frame, back to back.
+ */
+export function encodeStackedObservationPngs(values: Float32Array, channels: number, stacks: number, height: number, width: number): Uint8Array {
+  const frame = channels * height * width;
+  const pngs = Array.from({ length: stacks }, (_, s) => encodeObservationPng(values.subarray(s * frame, (s + 1) * frame), channels, height, width));
+  const out = new Uint8Array(pngs.reduce((total, png) => total + png.length, 0));
+  let at = 0;
+  for (const png of pngs) {
+    out.set(png, at);
+    at += png.length;
+  }
+  return out;
+}
+
+/** The compressed_channel_mapping of stacked frames: channel c of frame s's PNG is observation channel s x channels + c. */
+export function stackedChannelMapping(channels: number, stacks: number): number[] {
+  return Array.from({ length: channels * stacks }, (_, k) => k);
+}

@@ -19,10 +19,10 @@ import {
 import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
 import { UnityClient } from '../unity-client';
 import { Academy, InfoBatch } from './academy';
-import { Agent } from './agent';
+import { Agent, observationLength } from './agent';
 import { HeuristicBrain, RemoteBrain } from './brains';
 import { EngineSettings, float32Text } from './engine-channels';
-import { encodeObservationPng } from './png';
+import { encodeStackedObservationPngs, stackedChannelMapping } from './png';
 
 /** The options an environment takes beyond the common ones, as node's util.parseArgs describes them. */
 export type SimOptionSpecs = Record<string, { type: 'string' | 'boolean'; default?: string | boolean; description: string }>;
@@ -304,15 +304,20 @@ class FirstAgentRecorder {
 function agentInfoProto(batch: InfoBatch, row: number): AgentInfoProto {
   const specs = batch.group.template.behavior.observations;
   const observations: ObservationProto[] = specs.map((spec, i) => {
-    const size = batch.group.writers[i].values.length;
+    const size = observationLength(spec);
     const own = batch.observations[i].subarray(row * size, (row + 1) * size);
     if (spec.kind === 'vector') {
       return { shape: [...spec.shape], float_data: { data: Array.from(own) }, name: spec.name ?? '', observation_type: spec.observationType ?? 0 };
     }
-    const shape = [spec.channels, spec.height, spec.width];
-    return spec.compressed
-      ? { shape, compression_type: 1, compressed_data: encodeObservationPng(own, spec.channels, spec.height, spec.width), dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' }
-      : { shape, float_data: { data: Array.from(own) }, dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' };
+    const stacks = spec.stacks ?? 1;
+    const image = { shape: [stacks * spec.channels, spec.height, spec.width], dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' };
+    if (!spec.compressed) return { ...image, float_data: { data: Array.from(own) } };
+    return {
+      ...image,
+      compression_type: 1,
+      compressed_data: encodeStackedObservationPngs(own, spec.channels, stacks, spec.height, spec.width),
+      ...(stacks > 1 ? { compressed_channel_mapping: stackedChannelMapping(spec.channels, stacks) } : {}),
+    };
   });
   const maskSize = batch.actionMaskSize;
   return {
