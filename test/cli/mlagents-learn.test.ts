@@ -10,7 +10,7 @@ import { memoryLogger } from '../../src/common/logger';
 import { ConfigError } from '../../src/config';
 import { learn } from '../../src/cli/mlagents-learn';
 import { listEventFiles, readEventFile } from '../../src/stats';
-import { tempDir } from '../helpers/paths';
+import { freePort, tempDir } from '../helpers/paths';
 import { meanOfLastFive, simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';
 
 describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_simple_ppo)', () => {
@@ -193,7 +193,8 @@ describe('mlagents-learn --bind-address', () => {
     writeSimplePpoConfig(cwd);
     const logger = memoryLogger();
     // An executable that does not exist ends the run right after the start.
-    await expect(learn(['config.yaml', '--run-id=bind', `--bind-address=${address}`, '--env=/nonexistent/Game'], { cwd, logger })).rejects.toThrow(
+    const args = ['config.yaml', '--run-id=bind', `--bind-address=${address}`, '--env=/nonexistent/Game', `--base-port=${await freePort()}`];
+    await expect(learn(args, { cwd, logger })).rejects.toThrow(
       '/nonexistent/Game',
     );
     const lines = logger.lines.filter((l) => l.level === 'warning' && /open to the network/.test(l.message));
