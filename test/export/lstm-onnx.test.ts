@@ -6,7 +6,9 @@
  */
 import * as ort from 'onnxruntime-node';
 import { onnx } from 'onnx-proto';
+import { memoryLogger } from '../../src/common/logger';
 import { SeededRandom } from '../../src/common/random';
+import { selectBackend } from '../../src/networks/backend';
 import { OnnxGraphBuilder } from '../../src/export/onnx-graph';
 import { ONNX_IR_VERSION, ONNX_OPSET } from '../../src/export/onnx-export';
 import { blockValues } from '../../src/networks/layers/layer';
@@ -14,6 +16,10 @@ import { Lstm } from '../../src/networks/layers/lstm';
 import { parameterStore } from '../helpers/parameter-store';
 
 const { FLOAT } = onnx.TensorProto.DataType;
+
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
 
 it('runs in onnxruntime as in our forward pass', async () => {
   const [batch, steps, inputs, memory] = [3, 4, 5, 6];

@@ -8,12 +8,16 @@
  * upstream's lstm_layer: each gate's block of each weight XavierGlorotUniform on its own, the
  * biases zero but the forget gate's, which starts at forget_bias (1) in both bias vectors.
  *
- * Runs in plain loops over typed arrays, forward through time and back (backpropagation through
- * time, derived by hand): the steps of a sequence are sequential, and for the sizes memory is
- * used at (hidden 64 to 256, a few sequences per minibatch) tfjs's fixed cost per op, times the
- * ops of every step, would outweigh the arithmetic.
+ * Forward through time and back (backpropagation through time, derived by hand), in two parts:
+ * what does not depend on the recurrence (the input's projection W_ih x + b for every step, and
+ * its gradients dW_ih and dx) as single tfjs products over all steps; the recurrence itself
+ * (W_hh h step after step) in plain loops over typed arrays, where tfjs's fixed cost per op,
+ * times the ops of every step, would outweigh the arithmetic (hidden 64 to 256, a few sequences
+ * per minibatch). Measured at Hallway's sizes: see the issue note.
  */
+import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
+import { copyTensorInto, transposeInto } from '../tensor-io';
 import { initializeLinearWeights } from './dense';
 import { GraphWriter, ParameterAllocator, ParameterBlock, blockValues } from './layer';
 
@@ -102,22 +106,19 @@ export class Lstm {
     const cellTanh = new Float32Array(rows * h);
     const hidden = new Float32Array(rows * h);
     const finalMemories = new Float32Array(batch * 2 * h);
-    const wIh = blockValues(parameters, this.weightIh);
     const wHh = blockValues(parameters, this.weightHh);
-    const bIh = blockValues(parameters, this.biasIh);
-    const bHh = blockValues(parameters, this.biasHh);
+    // Every step's input projection at once: (batch x steps) x 4H.
+    const projection = this.inputProjection(input, rows, parameters);
     const z = new Float64Array(4 * h);
     for (let b = 0; b < batch; b++) {
       for (let t = 0; t < steps; t++) {
         const row = b * steps + t;
-        const x = row * inputs;
+        const x = row * 4 * h;
         // The previous hidden and cell states: the initial memories at the first step.
         const previousHidden = t === 0 ? memories.subarray(b * 2 * h, b * 2 * h + h) : hidden.subarray((row - 1) * h, row * h);
         const previousCell = t === 0 ? memories.subarray(b * 2 * h + h, (b + 1) * 2 * h) : cells.subarray((row - 1) * h, row * h);
         for (let k = 0; k < 4 * h; k++) {
-          let sum = bIh[k] + bHh[k];
-          const wi = k * inputs;
-          for (let j = 0; j < inputs; j++) sum += wIh[wi + j] * input[x + j];
+          let sum = projection[x + k];
           const wh = k * h;
           for (let j = 0; j < h; j++) sum += wHh[wh + j] * previousHidden[j];
           z[k] = sum;
@@ -162,15 +163,15 @@ export class Lstm {
     const pass = this.kept;
     if (pass === null) throw new Error('The LSTM\'s backward needs a kept forward pass first.');
     const { batch, steps, input, initialMemories, gates, cells, cellTanh, hidden } = pass;
-    const { inputs, hiddenSize: h } = this;
-    const wIh = blockValues(parameters, this.weightIh);
+    const h = this.hiddenSize;
     const wHh = blockValues(parameters, this.weightHh);
-    const dWIh = blockValues(gradient, this.weightIh).fill(0);
     const dWHh = blockValues(gradient, this.weightHh).fill(0);
     const dBIh = blockValues(gradient, this.biasIh).fill(0);
     const dBHh = blockValues(gradient, this.biasHh).fill(0);
-    const inputGradient = needInput ? new Float32Array(input.length) : null;
     const memoryGradient = new Float32Array(batch * 2 * h);
+    const rows = batch * steps;
+    // Every step's gradient with respect to its gates' pre-activations, (batch x steps) x 4H.
+    const gateGradients = new Float32Array(rows * 4 * h);
     const dz = new Float64Array(4 * h);
     const dHidden = new Float64Array(h);
     const dCell = new Float64Array(h);
@@ -201,15 +202,12 @@ export class Lstm {
           dCell[j] = dc * f;
         }
         dHidden.fill(0);
-        const x = row * inputs;
         for (let k = 0; k < 4 * h; k++) {
           const d = dz[k];
+          gateGradients[g4 + k] = d;
           if (d === 0) continue;
           dBIh[k] += d;
           dBHh[k] += d;
-          const wi = k * inputs;
-          for (let j = 0; j < inputs; j++) dWIh[wi + j] += d * input[x + j];
-          if (inputGradient !== null) for (let j = 0; j < inputs; j++) inputGradient[x + j] += d * wIh[wi + j];
           const wh = k * h;
           for (let j = 0; j < h; j++) {
             dWHh[wh + j] += d * previousHidden[j];
@@ -222,7 +220,47 @@ export class Lstm {
         memoryGradient[b * 2 * h + h + j] = dCell[j];
       }
     }
+    const inputGradient = this.inputProjectionBackward(gateGradients, input, rows, parameters, gradient, needInput);
     return { input: inputGradient, memories: memoryGradient };
+  }
+
+  /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs), as rows x 4H values. */
+  private inputProjection(input: Float32Array, rows: number, parameters: Float32Array): Float32Array {
+    const gates = 4 * this.hiddenSize;
+    const transposed = new Float32Array(this.inputs * gates);
+    transposeInto(blockValues(parameters, this.weightIh), gates, this.inputs, transposed);
+    const bias = Float32Array.from(blockValues(parameters, this.biasIh), (v, k) => v + parameters[this.biasHh.offset + k]);
+    const projection = new Float32Array(rows * gates);
+    tf.tidy(() => {
+      const x = tf.tensor2d(input, [rows, this.inputs]);
+      copyTensorInto(tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: tf.tensor1d(bias) }), projection);
+    });
+    return projection;
+  }
+
+  /** From the gates' gradients (rows x 4H): dW_ih = dz^T x into `gradient`, and dx = dz W_ih when asked. */
+  private inputProjectionBackward(
+    gateGradients: Float32Array,
+    input: Float32Array,
+    rows: number,
+    parameters: Float32Array,
+    gradient: Float32Array,
+    needInput: boolean,
+  ): Float32Array | null {
+    const gates = 4 * this.hiddenSize;
+    // No product with a transpose flag (slow on wasm): dz^T is transposed here.
+    const gateGradientsT = new Float32Array(gates * rows);
+    transposeInto(gateGradients, rows, gates, gateGradientsT);
+    const inputGradient = needInput ? new Float32Array(rows * this.inputs) : null;
+    tf.tidy(() => {
+      const x = tf.tensor2d(input, [rows, this.inputs]);
+      copyTensorInto(tf.matMul(tf.tensor2d(gateGradientsT, [gates, rows]), x), gradient, this.weightIh.offset);
+      if (inputGradient !== null) {
+        const weights = tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]);
+        copyTensorInto(tf.matMul(tf.tensor2d(gateGradients, [rows, gates]), weights), inputGradient);
+      }
+    });
+    return inputGradient;
   }
 
   /**
