@@ -36,7 +36,14 @@ import {
   UnityOutputProto,
 } from './messages';
 import { AgentInfoLayout, StepOutputMessage, decodeStepOutputMessage } from './wire/step-output';
-import { DECODE_BUDGET_FACTOR, DecodeCostError, checkDecodeCost } from './wire/decode-cost';
+import {
+  DECODE_BUDGET_FACTOR,
+  DECODE_BUDGET_FLOOR_BYTES,
+  DECODE_BUDGET_PER_BYTE,
+  DecodeCostError,
+  checkDecodeCost,
+  decodeBudget,
+} from './wire/decode-cost';
 
 export class CommunicatorError extends Error {
   override name = 'CommunicatorError';
@@ -444,7 +451,8 @@ export class RpcCommunicator {
   private refuseCostlyMessage(bytes: number, error: DecodeCostError, callback: ExchangeCallback): void {
     const details =
       `The message (${bytes} bytes) would take more than ${Math.round(error.budgetBytes / MIB)} MiB of ` +
-      `memory once decoded (${DECODE_BUDGET_FACTOR} times the message size limit of ${this.maxMessageMiB} MiB): ` +
+      `memory once decoded (${DECODE_BUDGET_PER_BYTE} times its size, at least ${DECODE_BUDGET_FLOOR_BYTES / MIB} MiB ` +
+      `and at most ${DECODE_BUDGET_FACTOR} times the message size limit of ${this.maxMessageMiB} MiB): ` +
       `it holds too many agents or entries for its size.`;
     callback({ code: grpc.status.RESOURCE_EXHAUSTED, details });
     this.abort(
@@ -482,7 +490,7 @@ export function decodeIncomingMessage(
       return { headerStatus: fast.headerStatus, fast };
     }
   }
-  checkDecodeCost(bytes, 'UnityMessageProto', decodeBudgetBytes);
+  checkDecodeCost(bytes, 'UnityMessageProto', decodeBudget(bytes.length, decodeBudgetBytes));
   const message = UnityMessage.decode(bytes);
   return { headerStatus: message.header ? (message.header.status ?? 0) : null, message };
 }

@@ -107,6 +107,21 @@ it('refuses, before decoding it, a message under the limit that would decode to 
   expect(peakGrowth).toBeLessThan(100 * MIB);
 });
 
+it('keeps what a message may cost once decoded within 64 times its size (16 MiB for small ones)', async () => {
+  const { communicator } = await listening();
+  const initializing = communicator.initialize({}).then(
+    () => null,
+    (e: Error) => e,
+  );
+  // 1 MiB of empty agents: well under the 256 MiB cap, but about 160 MiB of objects for protobufjs.
+  const message = emptyAgentsMessage(MIB / 2);
+  const { result: refusal, peakGrowth } = await heapGrowthDuring(() => call(communicator.port, message, false));
+  expect(refusal?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+  expect(refusal?.details).toMatch(/would take more than 64 MiB of memory once decoded \(64 times its size, at least 16 MiB/);
+  expect((await initializing)?.message).toMatch(/too many agents or entries for its size/);
+  expect(peakGrowth).toBeLessThan(64 * MIB);
+});
+
 it('takes its limit from the setting, in MiB', async () => {
   const logger = memoryLogger();
   const communicator = new RpcCommunicator({ port: await freePort(), timeoutWaitSeconds: 20, logger, maxMessageMiB: 0.5 });

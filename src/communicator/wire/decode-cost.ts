@@ -20,6 +20,19 @@ const VALUE_OVERHEAD_BYTES = 64;
 
 /** A decoded message may cost at most this many times the message size limit. */
 export const DECODE_BUDGET_FACTOR = 8;
+/**
+ * And at most this many times its own size, or DECODE_BUDGET_FLOOR_BYTES for small messages.
+ * Estimated here: Unity's messages decode to about 4 to 40 times their size (floats become array
+ * slots, every agent and observation an object; the most for agents of a single float), a
+ * message of empty entries to about 160 times.
+ */
+export const DECODE_BUDGET_PER_BYTE = 64;
+export const DECODE_BUDGET_FLOOR_BYTES = 16 * 1024 * 1024;
+
+/** What decoding a message of `messageBytes` may cost: its own share, within the cap. */
+export function decodeBudget(messageBytes: number, capBytes: number): number {
+  return Math.min(capBytes, Math.max(DECODE_BUDGET_FLOOR_BYTES, DECODE_BUDGET_PER_BYTE * messageBytes));
+}
 
 export class DecodeCostError extends Error {
   override name = 'DecodeCostError';
