@@ -77,48 +77,44 @@ it('accepts 32 MiB by default, a size Unity traffic fits in with room to spare',
   expect(communicator.maxMessageBytes).toBe(32 * MIB);
 });
 
-it('refuses a gzip bomb sent before the handshake without inflating it past the limit, and says which setting raises it', async () => {
+/**
+ * Sends `message` to a communicator waiting for its first one; resolves with the call's refusal,
+ * the error its wait ended with, and the heap's peak growth meanwhile.
+ */
+async function sendFirst(message: Buffer, gzip: boolean): Promise<{ refusal: grpc.ServiceError | null; ended: Error | null; peakGrowth: number }> {
   const { communicator } = await listening();
   const initializing = communicator.initialize({}).then(
     () => null,
     (e: Error) => e,
   );
+  const { result: refusal, peakGrowth } = await heapGrowthDuring(() => call(communicator.port, message, gzip));
+  return { refusal, ended: await initializing, peakGrowth };
+}
+
+it('refuses a gzip bomb sent before the handshake without inflating it past the limit, and says which setting raises it', async () => {
   // 48 MiB of empty agents, about 50 KB once gzipped.
-  const bomb = emptyAgentsMessage(24 * MIB);
-  const { result: refusal, peakGrowth } = await heapGrowthDuring(() => call(communicator.port, bomb, true));
+  const { refusal, ended, peakGrowth } = await sendFirst(emptyAgentsMessage(24 * MIB), true);
   expect(refusal?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
   expect(refusal?.details).toMatch(/decompresses to a size larger than 33554432/);
-  expect((await initializing)?.message).toMatch(/ended before its message could be read.*larger than the limit of 32 MiB.*--max-message-size=<MiB>/);
+  expect(ended?.message).toMatch(/ended before its message could be read.*larger than the limit of 32 MiB.*--max-message-size=<MiB>/);
   expect(peakGrowth).toBeLessThan(100 * MIB);
 });
 
 it('refuses, before decoding it, a message under the limit that would decode to many times its size', async () => {
-  const { communicator } = await listening();
-  const initializing = communicator.initialize({}).then(
-    () => null,
-    (e: Error) => e,
-  );
   // 16 MiB of empty agents: 8 million objects for protobufjs, about a gigabyte of heap.
-  const message = emptyAgentsMessage(8 * MIB);
-  const { result: refusal, peakGrowth } = await heapGrowthDuring(() => call(communicator.port, message, false));
+  const { refusal, ended, peakGrowth } = await sendFirst(emptyAgentsMessage(8 * MIB), false);
   expect(refusal?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
   expect(refusal?.details).toMatch(/would take more than 256 MiB of memory once decoded/);
-  expect((await initializing)?.message).toMatch(/too many agents or entries for its size.*--max-message-size=<MiB>/);
+  expect(ended?.message).toMatch(/too many agents or entries for its size.*--max-message-size=<MiB>/);
   expect(peakGrowth).toBeLessThan(100 * MIB);
 });
 
 it('keeps what a message may cost once decoded within 64 times its size (16 MiB for small ones)', async () => {
-  const { communicator } = await listening();
-  const initializing = communicator.initialize({}).then(
-    () => null,
-    (e: Error) => e,
-  );
   // 1 MiB of empty agents: well under the 256 MiB cap, but about 160 MiB of objects for protobufjs.
-  const message = emptyAgentsMessage(MIB / 2);
-  const { result: refusal, peakGrowth } = await heapGrowthDuring(() => call(communicator.port, message, false));
+  const { refusal, ended, peakGrowth } = await sendFirst(emptyAgentsMessage(MIB / 2), false);
   expect(refusal?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
   expect(refusal?.details).toMatch(/would take more than 64 MiB of memory once decoded \(64 times its size, at least 16 MiB/);
-  expect((await initializing)?.message).toMatch(/too many agents or entries for its size/);
+  expect(ended?.message).toMatch(/too many agents or entries for its size/);
   expect(peakGrowth).toBeLessThan(64 * MIB);
 });
 
