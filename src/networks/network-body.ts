@@ -6,10 +6,11 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
-import { BodyInputLayout } from './encoders/body-input';
-import type { VisualEncoder } from './encoders/visual-encoder';
+import { BodyInputLayout, observationLabel } from './encoders/body-input';
+import { VisualEncoder } from './encoders/visual-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource } from './layers/layer';
 import { LinearEncoder } from './layers/linear-encoder';
+import { copyColumns, copyTensorInto } from './tensor-io';
 
 export class NetworkBody {
   /** One per image, in observation order (upstream's processors). */
@@ -26,7 +27,11 @@ export class NetworkBody {
     network: NetworkSettings,
     readonly actionInputs = 0,
   ) {
-    this.encoders = layout.createEncoders(allocate, `${name}.encoders`, network.vis_encode_type);
+    const { spec, encodingSize } = layout;
+    this.encoders = layout.visualObservations.map(
+      (k) =>
+        new VisualEncoder(allocate, `${name}.encoders.${k}`, spec.observationSpecs[k], network.vis_encode_type, encodingSize, observationLabel(spec, k)),
+    );
     this.inputWidth = layout.width + actionInputs;
     this.linearEncoder = new LinearEncoder(allocate, `${name}.layers`, this.inputWidth, network.hidden_units, network.num_layers);
   }
@@ -37,9 +42,9 @@ export class NetworkBody {
   }
 
   /**
-   * The encoded observations (count x layout.width): `vectorRows` with each image's encoding in
-   * its place (see BodyInputLayout.inputRows). With `keep`, the encoders keep what
-   * backwardEncoders() needs, in the caller's tf.tidy scope.
+   * The encoded observations (count x layout.width): `vectorRows` (count x layout.vectorWidth)
+   * with each image's encoding in its place; `vectorRows` itself when there are no images. With
+   * `keep`, the encoders keep what backwardEncoders() needs, in the caller's tf.tidy scope.
    */
   encodeObservations(
     observations: readonly Float32Array[],
@@ -48,7 +53,25 @@ export class NetworkBody {
     source: ParameterSource,
     keep: boolean,
   ): Float32Array {
-    return this.layout.inputRows(this.encoders, observations, vectorRows, count, source, keep);
+    if (this.encoders.length === 0) return vectorRows;
+    const { width, vectorWidth, encodingSize, observationSizes, visualObservations } = this.layout;
+    const rows = new Float32Array(count * width);
+    const encoding = new Float32Array(count * encodingSize);
+    let column = 0;
+    let vectorColumn = 0;
+    observationSizes.forEach((size, k) => {
+      const e = visualObservations.indexOf(k);
+      if (e >= 0) {
+        copyTensorInto(this.encoders[e].forward(observations[k], count, source, keep), encoding);
+        copyColumns(encoding, encodingSize, 0, rows, width, column, encodingSize, count);
+        column += encodingSize;
+      } else {
+        copyColumns(vectorRows, vectorWidth, vectorColumn, rows, width, column, size, count);
+        vectorColumn += size;
+        column += size;
+      }
+    });
+    return rows;
   }
 
   /**

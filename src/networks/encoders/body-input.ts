@@ -1,14 +1,10 @@
 /**
- * A network body's input, as upstream's ObservationEncoder builds it: the observations in their
- * order, each vector one as given (normalized beforehand) and each image replaced by its visual
- * encoder's encoding. The actor-critic's bodies and SAC's Q networks lay out and fill their
- * inputs with this one piece.
+ * Where each observation goes in a network body's input, as upstream's ObservationEncoder lays
+ * it out: the observations in their order, each vector one as given (normalized beforehand) and
+ * each image replaced by its visual encoder's encoding. The network bodies (network-body.ts) and
+ * the actor-critic's normalization read their columns from here.
  */
-import type { EncoderType } from '../../config/settings';
 import { BehaviorSpec, observationSize } from '../../env/behavior-spec';
-import type { ParameterAllocator, ParameterSource } from '../layers/layer';
-import { copyColumns, copyTensorInto } from '../tensor-io';
-import { VisualEncoder } from './visual-encoder';
 
 /** Images are the rank-3 observations (channels, height, width, in either order). */
 export function isVisual(shape: readonly number[]): boolean {
@@ -54,47 +50,5 @@ export class BodyInputLayout {
     this.encodingColumns = columns;
     this.width = column;
     this.vectorWidth = column - encodingSize * visual.length;
-  }
-
-  /** One visual encoder per image, named `<prefix>.<observation index>`, its blocks from `allocate`. */
-  createEncoders(allocate: ParameterAllocator, prefix: string, encoderType: EncoderType): VisualEncoder[] {
-    return this.visualObservations.map(
-      (k) => new VisualEncoder(allocate, `${prefix}.${k}`, this.spec.observationSpecs[k], encoderType, this.encodingSize, observationLabel(this.spec, k)),
-    );
-  }
-
-  /**
-   * The input rows (count x width): `vectorRows` (count x vectorWidth) with each image's encoding
-   * by `encoders` in its place; `vectorRows` itself when there are no images. With `keep`, the
-   * encoders keep what their backward pass needs (in the caller's tf.tidy scope).
-   */
-  inputRows(
-    encoders: readonly VisualEncoder[],
-    observations: readonly Float32Array[],
-    vectorRows: Float32Array,
-    count: number,
-    source: ParameterSource,
-    keep: boolean,
-  ): Float32Array {
-    if (encoders.length === 0) return vectorRows;
-    const width = this.width;
-    const rows = new Float32Array(count * width);
-    const encoding = new Float32Array(count * this.encodingSize);
-    let column = 0;
-    let vectorColumn = 0;
-    let e = 0;
-    this.observationSizes.forEach((size, k) => {
-      if (this.visualObservations[e] === k) {
-        copyTensorInto(encoders[e].forward(observations[k], count, source, keep), encoding);
-        copyColumns(encoding, this.encodingSize, 0, rows, width, column, this.encodingSize, count);
-        column += this.encodingSize;
-        e++;
-      } else {
-        copyColumns(vectorRows, this.vectorWidth, vectorColumn, rows, width, column, size, count);
-        vectorColumn += size;
-        column += size;
-      }
-    });
-    return rows;
   }
 }
