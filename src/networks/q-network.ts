@@ -133,16 +133,20 @@ export class QNetwork {
     const { linearEncoder, encoders } = this.body;
     const source = this.source;
     let inputGradient: Float32Array;
+    // With tfjs, the encoders take the input gradient as it is, without a round trip through JavaScript.
+    let inputGradientTensor: tf.Tensor2D | null = null;
     if (!this.usesTensors) {
       const encodingGradient = this.head.backwardInJavaScript(outputGradient, this.parameters, this.gradient, true)!;
       inputGradient = linearEncoder.backwardInJavaScript(encodingGradient, this.parameters, this.gradient, true)!;
     } else {
       const encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)!;
-      const gradientTensor = linearEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
+      inputGradientTensor = linearEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
       inputGradient = new Float32Array(count * width);
-      copyTensorInto(gradientTensor, inputGradient);
+      copyTensorInto(inputGradientTensor, inputGradient);
     }
-    if (throughEncoders && encoders.length > 0) this.body.backwardEncoders(tf.tensor2d(inputGradient, [count, width]), 'rows', source);
+    if (throughEncoders && encoders.length > 0) {
+      this.body.backwardEncoders(inputGradientTensor ?? tf.tensor2d(inputGradient, [count, width]), 'rows', source);
+    }
     const C = this.continuousActions;
     const actionGradient = new Float32Array(count * C);
     copyColumns(inputGradient, width, this.encodedWidth, actionGradient, C, 0, C, count);
