@@ -227,6 +227,11 @@ export class UnityEnvironment {
     }
   }
 
+  /** The launched player's log (its -logFile, ours or the user's); undefined for the Editor or when none was given. */
+  get logFile(): string | undefined {
+    return this.process?.logFile;
+  }
+
   /** Behaviors seen so far; a behavior appears with the first step its agents are in. */
   get behaviorSpecs(): ReadonlyMap<string, BehaviorSpec> {
     return this.specs;

@@ -252,9 +252,10 @@ export class EnvManager {
       [...crashes].map(async ([workerId, error]) => {
         this.recentRestartTimes[workerId].push(Date.now());
         this.restartCounts[workerId] += 1;
-        await this.workers[workerId].env.close();
-        // The relaunched player writes Player-<n>.log afresh: the crashed one's log moves aside first.
-        const keptLog = keepCrashedLog(this.options.logFolder, workerId, this.restartCounts[workerId], this.options.logger);
+        const crashed = this.workers[workerId].env;
+        await crashed.close();
+        // The relaunched player writes its log afresh: the crashed one's log moves aside first.
+        const keptLog = crashed.logFile === undefined ? null : keepCrashedLog(crashed.logFile, this.restartCounts[workerId], this.options.logger);
         const where = keptLog === null ? '' : `. Its log up to the crash is kept in ${keptLog}`;
         this.options.logger.warning(`Restarting worker[${workerId}] after '${error.message}'${where}`);
         this.workers[workerId] = await launchWorker(this.options, workerId, this.samplers);
@@ -416,18 +417,17 @@ async function launchWorker(
   return { env, stats, parameters: parametersChannel, lastDecision: new Map() };
 }
 
-/** Renames a crashed worker's Player-<n>.log to Player-<n>.crash-<restart>.log; its new path, or null when it has none. */
-function keepCrashedLog(logFolder: string, workerId: number, restart: number, logger: Logger): string | null {
-  if (logFolder === '') return null;
-  const log = path.join(logFolder, `Player-${workerId}.log`);
-  const kept = path.join(logFolder, `Player-${workerId}.crash-${restart}.log`);
+/** Renames a crashed player's log, Player-<n>.log to Player-<n>.crash-<restart>.log; its new path, or null when there is none. */
+function keepCrashedLog(log: string, restart: number, logger: Logger): string | null {
+  const extension = path.extname(log);
+  const kept = `${log.slice(0, log.length - extension.length)}.crash-${restart}${extension}`;
   try {
     fs.renameSync(log, kept);
     return kept;
   } catch (error) {
-    // No log there (the player wrote none, or -logFile sent it elsewhere): nothing to keep.
+    // The player wrote no log: nothing to keep.
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    logger.warning(`Could not keep worker ${workerId}'s log ${log} as ${kept} (${(error as Error).message}): its restart overwrites it.`);
+    logger.warning(`Could not keep the crashed player's log ${log} as ${kept} (${(error as Error).message}): its restart overwrites it.`);
     return null;
   }
 }
