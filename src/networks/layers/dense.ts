@@ -214,8 +214,13 @@ export class Dense implements Layer {
         const weights = weightOffset + o * inputs;
         let sum = parameters[biasOffset + o];
         for (let k = 0; k < inputs; k++) sum += parameters[weights + k] * input[row + k];
-        output[i * outputs + o] = swish ? sum / (1 + Math.exp(-sum)) : sum;
-        if (gate !== null) gate[i * outputs + o] = 1 / (1 + Math.exp(-sum));
+        if (!swish) {
+          output[i * outputs + o] = sum;
+          continue;
+        }
+        const denominator = 1 + Math.exp(-sum);
+        output[i * outputs + o] = sum / denominator;
+        if (gate !== null) gate[i * outputs + o] = 1 / denominator;
       }
     }
     if (keep) this.keptInJavaScript = { input, gate, output: swish ? output : null };
