@@ -7,8 +7,9 @@
  * normalized vector observations, then upstream's LinearEncoder of `num_layers` Swish layers)
  * with one dense head whose output parts are upstream's heads: the action model's
  * (action-model.ts: the Gaussian's means, whose log standard deviations are a separate learned
- * vector, and the logits of each discrete branch), and a value head per reward signal. With shared_critic the value heads sit on the actor's
- * body; otherwise the critic has a body of its own. SAC's actor (options conditionalSigma and
+ * vector, and the logits of each discrete branch), and a value head per reward signal. With
+ * shared_critic the value heads sit on the actor's body; otherwise the critic has a body of its
+ * own. SAC's actor (options conditionalSigma and
  * tanhSquash) adds a log_sigma head beside the means and squashes its Gaussian samples with
  * tanh; its critic body is SAC's value network V(s).
  *
@@ -155,7 +156,7 @@ export class ActorCritic {
   /** The actor, then the critic unless it shares the actor's body. */
   private readonly networks: readonly Network[];
   private readonly logStdBlock: ParameterBlock | null;
-  /** Rows of the actor's head before the logits: the means, then the log_sigma head when conditional. */
+  /** The actor head's parts and how its outputs become actions. */
   private readonly actionModel: ActionModel;
   private readonly random: SeededRandom;
   private readonly gradient: Float32Array;
@@ -446,7 +447,7 @@ export class ActorCritic {
     const continuous = this.actionSpec.continuousSize;
     const { logitStart, logitRows } = this.actionModel;
     const actor = perNetwork[0];
-    const valueBody = this.networks[this.networks.length - 1];
+    const valueNetwork = this.networks[this.networks.length - 1];
     const valueArray = perNetwork[perNetwork.length - 1];
     return {
       count,
@@ -454,7 +455,7 @@ export class ActorCritic {
       logStd: this.conditionalSigma ? actor.subarray(continuous * count, logitStart * count) : logStd,
       logits: actor.subarray(logitStart * count, (logitStart + logitRows) * count),
       values: this.rewardSignals.map((_, s) =>
-        valueArray.subarray((valueBody.valueRow + s) * count, (valueBody.valueRow + s + 1) * count),
+        valueArray.subarray((valueNetwork.valueRow + s) * count, (valueNetwork.valueRow + s + 1) * count),
       ),
     };
   }
