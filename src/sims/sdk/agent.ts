@@ -67,6 +67,11 @@ export function observationLength(spec: ObservationSpecDef): number {
   return frameLength(spec) * (spec.kind === 'visual' ? (spec.stacks ?? 1) : 1);
 }
 
+/** The shape a camera observation is sent with, channel first: its stacked frames along the channels. */
+export function visualShape(spec: VisualObservationSpec): number[] {
+  return [(spec.stacks ?? 1) * spec.channels, spec.height, spec.width];
+}
+
 /** The actions of one agent: continuous values and one choice per discrete branch. */
 export class ActionBuffers {
   readonly continuous: Float32Array;

@@ -13,9 +13,9 @@ import { SideChannelManager } from '../../communicator/side-channels/side-channe
 import { ActionSizes } from '../../communicator/wire/step-input';
 import { AgentInfosToSend, ObservationToSend, encodeStepOutputMessage } from '../../communicator/wire/step-output';
 import { UnityClient } from '../unity-client';
-import { ActionBuffers, ObservationSpecDef, observationLength } from './agent';
+import { ActionBuffers, ObservationSpecDef, observationLength, visualShape } from './agent';
 import { ActionsByBehavior, Brain, Decision, InfoBatch } from './academy';
-import { encodeStackedObservationPngs, stackedChannelMapping } from './png';
+import { compressVisualObservation } from './png';
 
 
 export class HeuristicBrain implements Brain {
@@ -63,17 +63,13 @@ function observationToSend(spec: ObservationSpecDef, values: Float32Array, count
     const dimensionProperties = spec.shape.map(() => DimensionPropertyProto.NONE);
     return { shape: spec.shape, name: spec.name, dimensionProperties, observationType: spec.observationType, floats: values };
   }
-  const stacks = spec.stacks ?? 1;
-  const shape = [stacks * spec.channels, spec.height, spec.width];
+  const shape = visualShape(spec);
   const dimensionProperties = CHANNEL_FIRST_IMAGE_DIMENSIONS;
   if (!spec.compressed) return { shape, name: spec.name, dimensionProperties, floats: values };
   const size = observationLength(spec);
-  const pngImages: Uint8Array[] = [];
-  for (let row = 0; row < count; row++) {
-    pngImages.push(encodeStackedObservationPngs(values.subarray(row * size, (row + 1) * size), spec.channels, stacks, spec.height, spec.width));
-  }
-  const compressedChannelMapping = stacks > 1 ? stackedChannelMapping(spec.channels, stacks) : undefined;
-  return { shape, name: spec.name, dimensionProperties, pngImages, compressedChannelMapping };
+  const compressed = Array.from({ length: count }, (_, row) => compressVisualObservation(spec, values.subarray(row * size, (row + 1) * size)));
+  const pngImages = compressed.map((image) => image.data);
+  return { shape, name: spec.name, dimensionProperties, pngImages, compressedChannelMapping: compressed[0]?.channelMapping };
 }
 
 export class RemoteBrain implements Brain {

@@ -9,6 +9,7 @@
  * decision of a camera environment encodes one image per agent, so this is on the hot path.
  */
 import { deflateSync } from 'zlib';
+import type { VisualObservationSpec } from './agent';
 
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** Deflate level 3: on 84 x 84 renders as small as level 6's output within a fifth, and several times faster. */
@@ -93,22 +94,22 @@ export function encodeObservationPng(values: Float32Array, channels: number, hei
 }
 
 /**
- * A stacked camera's frames (stacks x [channels, height, width], oldest first) as Unity's
- * StackingSensor sends them compressed: one PNG per frame, back to back.
+ * One agent's camera observation (its stacked frames oldest first, stacks x [channels, height,
+ * width]) as Unity sends it compressed: one PNG per frame back to back and, when stacked, the
+ * compressed_channel_mapping that puts channel c of frame s's PNG at observation channel
+ * s x channels + c (a StackingSensor's).
  */
-export function encodeStackedObservationPngs(values: Float32Array, channels: number, stacks: number, height: number, width: number): Uint8Array {
+export function compressVisualObservation(spec: VisualObservationSpec, values: Float32Array): { data: Uint8Array; channelMapping?: number[] } {
+  const { channels, height, width } = spec;
+  const stacks = spec.stacks ?? 1;
   const frame = channels * height * width;
   const pngs = Array.from({ length: stacks }, (_, s) => encodeObservationPng(values.subarray(s * frame, (s + 1) * frame), channels, height, width));
-  const out = new Uint8Array(pngs.reduce((total, png) => total + png.length, 0));
+  if (stacks === 1) return { data: pngs[0] };
+  const data = new Uint8Array(pngs.reduce((total, png) => total + png.length, 0));
   let at = 0;
   for (const png of pngs) {
-    out.set(png, at);
+    data.set(png, at);
     at += png.length;
   }
-  return out;
-}
-
-/** The compressed_channel_mapping of stacked frames: channel c of frame s's PNG is observation channel s x channels + c. */
-export function stackedChannelMapping(channels: number, stacks: number): number[] {
-  return Array.from({ length: channels * stacks }, (_, k) => k);
+  return { data, channelMapping: Array.from({ length: channels * stacks }, (_, k) => k) };
 }

@@ -19,10 +19,10 @@ import {
 import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
 import { UnityClient } from '../unity-client';
 import { Academy, InfoBatch } from './academy';
-import { Agent, observationLength } from './agent';
+import { Agent, observationLength, visualShape } from './agent';
 import { HeuristicBrain, RemoteBrain } from './brains';
 import { EngineSettings, float32Text } from './engine-channels';
-import { encodeStackedObservationPngs, stackedChannelMapping } from './png';
+import { compressVisualObservation } from './png';
 
 /** The options an environment takes beyond the common ones, as node's util.parseArgs describes them. */
 export type SimOptionSpecs = Record<string, { type: 'string' | 'boolean'; default?: string | boolean; description: string }>;
@@ -309,15 +309,10 @@ function agentInfoProto(batch: InfoBatch, row: number): AgentInfoProto {
     if (spec.kind === 'vector') {
       return { shape: [...spec.shape], float_data: { data: Array.from(own) }, name: spec.name ?? '', observation_type: spec.observationType ?? 0 };
     }
-    const stacks = spec.stacks ?? 1;
-    const image = { shape: [stacks * spec.channels, spec.height, spec.width], dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' };
+    const image = { shape: visualShape(spec), dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' };
     if (!spec.compressed) return { ...image, float_data: { data: Array.from(own) } };
-    return {
-      ...image,
-      compression_type: 1,
-      compressed_data: encodeStackedObservationPngs(own, spec.channels, stacks, spec.height, spec.width),
-      ...(stacks > 1 ? { compressed_channel_mapping: stackedChannelMapping(spec.channels, stacks) } : {}),
-    };
+    const { data, channelMapping } = compressVisualObservation(spec, own);
+    return { ...image, compression_type: 1, compressed_data: data, ...(channelMapping ? { compressed_channel_mapping: channelMapping } : {}) };
   });
   const maskSize = batch.actionMaskSize;
   return {
