@@ -11,7 +11,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import * as path from 'path';
 import { consoleLogger } from '../common/logger';
-import { exposureWarning } from '../communicator/bind-address';
+import { warnIfOpenToNetwork } from '../communicator/bind-address';
 import { DEFAULT_MAX_MESSAGE_MIB, MAX_MESSAGE_SIZE_FLAG } from '../communicator/rpc-communicator';
 import { InterruptedError, UnityEnvironment } from '../env/unity-environment';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
@@ -88,8 +88,7 @@ export function parseDriveArgs(argv: string[]): DriveOptions {
 
 export async function drive(options: DriveOptions): Promise<Map<string, BehaviorTally>> {
   const logger = consoleLogger();
-  const exposure = exposureWarning(options.bindAddress);
-  if (exposure !== null) logger.warning(exposure);
+  warnIfOpenToNetwork(options.bindAddress, logger);
   const fileName = options.env === undefined ? null : isBuiltinEnv(options.env) ? builtinExecutable(options.env) : options.env;
   // Ctrl-C while the environment connects ends the wait at once (and the build it launched).
   const connecting = new AbortController();

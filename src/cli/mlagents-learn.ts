@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Logger, consoleLogger } from '../common/logger';
 import { writeFileWhole } from '../common/whole-files';
-import { exposureWarning } from '../communicator/bind-address';
+import { warnIfOpenToNetwork } from '../communicator/bind-address';
 import { RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, resolveRunPaths, toResolvedYaml } from '../config';
 import { DEFAULT_EDITOR_PORT } from '../env/unity-environment';
 import { backendForTorchDevice, selectBackend } from '../networks/backend';
@@ -47,8 +47,7 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   if (inference && !resume && initializeFrom === null) {
     logger.warning('--inference without --resume or --initialize-from runs freshly initialized (untrained) policies.');
   }
-  const exposure = exposureWarning(options.extras.bind_address);
-  if (exposure !== null) logger.warning(exposure);
+  warnIfOpenToNetwork(options.extras.bind_address, logger);
   const paths = resolveRunPaths(options, cwd);
   checkRunDirectory(options, cwd);
   fs.mkdirSync(paths.runLogsDir, { recursive: true });
