@@ -88,6 +88,28 @@ export interface ModelDescription {
 export interface ActOutput extends SampledActions {
   /** Value estimates of each reward signal. */
   readonly values?: Readonly<Record<string, Float32Array>>;
+  /** With memory: each agent's memories after this decision (count x memorySize; upstream's memory_out). */
+  readonly memories?: Float32Array;
+}
+
+/**
+ * Recurrent training: the batch's rows are whole sequences of `length` steps, sequence after
+ * sequence, and each network starts each sequence from its memories (sequences x memorySize):
+ * the actor from `actor`, the critic, when it has its own body, from `critic`.
+ */
+export interface SequenceMemories {
+  readonly length: number;
+  readonly actor: Float32Array;
+  readonly critic: Float32Array;
+}
+
+/** The critic's estimates over one agent's trajectory with memory (see criticValuesInSequences). */
+export interface SequenceValues {
+  readonly values: Record<string, Float32Array>;
+  /** Per step, the critic's memories at the start of its sequence (steps x memorySize; upstream's critic memories). */
+  readonly stepMemories: Float32Array;
+  /** The critic's memories after the last step. */
+  readonly finalMemories: Float32Array;
 }
 
 /**
@@ -196,7 +218,7 @@ export class ActorCritic {
     };
     const addNetwork = (name: string, headParts: readonly DenseOutputPart[]): Network => {
       const body = new NetworkBody(allocate, name, this.layout, options.network);
-      const head = new Dense(allocate, hidden, headParts.map((part) => ({ ...part, name: `${name}.${part.name}` })));
+      const head = new Dense(allocate, body.outputSize, headParts.map((part) => ({ ...part, name: `${name}.${part.name}` })));
       const valuePart = head.parts.find((part) => part.name.startsWith(`${name}.value_heads.`));
       return { body, head, valueRow: valuePart?.row ?? -1 };
     };
@@ -216,6 +238,7 @@ export class ActorCritic {
     // log_sigma start at 0.
     for (const { body, head } of this.networks) {
       body.linearEncoder.initialize(this.parameters, this.random);
+      body.memory?.initialize(this.parameters, this.random);
       head.initialize(this.parameters, this.random);
     }
     for (const { body } of this.networks) {
@@ -236,6 +259,11 @@ export class ActorCritic {
   /** The actor's head: its parts are actor.mu, actor.log_sigma (conditional sigma), actor.branches.<b> and, shared, the value heads. */
   get actorHead(): Dense {
     return this.networks[0].head;
+  }
+
+  /** Values in each agent's memories (network_settings.memory.memory_size); 0 without memory. */
+  get memorySize(): number {
+    return this.networks[0].body.memorySize;
   }
 
   /** How many observations are images (each encoded by a visual encoder per body). */
@@ -259,18 +287,25 @@ export class ActorCritic {
    * branch sizes, 1 where the action is available; see allowedActions()) masks discrete actions.
    * Value estimates come only with `{ values: true }`: as upstream, training estimates values
    * over whole trajectories (values()), and a separate critic would double the cost of acting.
+   * With memory, each agent decides from its `memories` (count x memorySize; zeros when not
+   * given, as an agent's first decision) and the output holds its memories after.
    */
   act(
     observations: readonly Float32Array[],
     count: number,
     allowedActions?: ArrayLike<number> | null,
-    options: { readonly values?: boolean } = {},
+    options: { readonly values?: boolean; readonly memories?: Float32Array } = {},
   ): ActOutput {
-    const outputs = this.infer(observations, count, options.values ? this.networks : [this.networks[0]]);
+    if (options.values && this.memorySize > 0) {
+      throw new Error('With memory, the critic needs its own memories: estimate values with criticValuesInSequences().');
+    }
+    const networks = options.values ? this.networks : [this.networks[0]];
+    const { outputs, memories } = this.infer(observations, count, networks, options.memories === undefined ? [] : [options.memories]);
     const width = this.networks[0].head.outputs;
     return {
       ...this.actionModel.sample(outputs[0], width, count, this.logStd(), allowedActions, this.random),
       ...(options.values ? { values: this.valuesOf(outputs[outputs.length - 1], count) } : {}),
+      ...(memories[0] === null ? {} : { memories: memories[0] }),
     };
   }
 
@@ -283,10 +318,47 @@ export class ActorCritic {
     return this.normalizedInputs(observations, count).slice();
   }
 
-  /** Value estimates of each reward signal (upstream's critic_pass); runs the critic only. */
-  values(observations: readonly Float32Array[], count: number): Record<string, Float32Array> {
+  /**
+   * Value estimates of each reward signal (upstream's critic_pass); runs the critic only. With
+   * memory, each of the `count` agents takes one step from its `memories` (zeros when not given).
+   */
+  values(observations: readonly Float32Array[], count: number, memories?: Float32Array): Record<string, Float32Array> {
     const critic = this.networks[this.networks.length - 1];
-    return this.valuesOf(this.infer(observations, count, [critic])[0], count);
+    return this.valuesOf(this.infer(observations, count, [critic], memories === undefined ? [] : [memories]).outputs[0], count);
+  }
+
+  /**
+   * The critic over one agent's `steps` consecutive steps with memory, as upstream's
+   * _evaluate_by_sequence: from `initialMemories`, sequence after sequence of `sequenceLength`
+   * steps (the last one shorter), each starting from the memories the one before ended with.
+   */
+  criticValuesInSequences(observations: readonly Float32Array[], steps: number, initialMemories: Float32Array, sequenceLength: number): SequenceValues {
+    const { body, head, valueRow } = this.networks[this.networks.length - 1];
+    const size = body.memorySize;
+    const values = this.rewardSignals.map(() => new Float32Array(steps));
+    const stepMemories = new Float32Array(steps * size);
+    let memories = initialMemories;
+    for (let start = 0; start < steps; start += sequenceLength) {
+      const length = Math.min(sequenceLength, steps - start);
+      const part = observations.map((obs) => obs.subarray((obs.length / steps) * start, (obs.length / steps) * (start + length)));
+      for (let t = 0; t < length; t++) stepMemories.set(memories, (start + t) * size);
+      const outputs = tf.tidy(() => {
+        const encoding = body.linearEncoder.forward(tf.tensor2d(this.bodyInputs(body, part, length), [length, this.inputSize]), this.parameterSource, false);
+        const rows = new Float32Array(length * body.linearEncoder.outputShape[0]);
+        copyTensorInto(encoding, rows);
+        const recurred = body.memory!.forward(rows, memories, 1, length, this.parameters, false);
+        memories = recurred.memories;
+        return head.forwardInJavaScript(recurred.output, length, this.parameters, false);
+      });
+      this.rewardSignals.forEach((_, s) => {
+        for (let t = 0; t < length; t++) values[s][start + t] = outputs[t * head.outputs + valueRow + s];
+      });
+    }
+    return {
+      values: Object.fromEntries(this.rewardSignals.map((name, s) => [name, values[s]])),
+      stepMemories,
+      finalMemories: memories,
+    };
   }
 
   /**
@@ -299,7 +371,11 @@ export class ActorCritic {
     observations: readonly Float32Array[],
     count: number,
     loss: (outputs: HeadOutputs, gradients: HeadGradients) => T,
+    sequences?: SequenceMemories,
   ): { gradient: Float32Array; loss: T } {
+    if (this.memorySize > 0 && sequences === undefined) {
+      throw new Error('A model with memory trains on whole sequences: computeGradient() needs their memories.');
+    }
     const gradient = this.gradient;
     let value!: T;
     tf.tidy(() => {
@@ -318,7 +394,9 @@ export class ActorCritic {
           columnTensors.set(rows[g], columns);
           rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
         }
-        return head.forwardOutputColumns(body.linearEncoder.forwardColumns(columns, source, true), source, true);
+        const encoding = body.linearEncoder.forwardColumns(columns, source, true);
+        const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
+        return head.forwardOutputColumns(recurred, source, true);
       });
 
       const outputGradients = this.networks.map(({ head }) => new Float32Array(head.outputs * count));
@@ -326,7 +404,7 @@ export class ActorCritic {
       value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
 
       this.networks.forEach(({ body, head }, g) => {
-        const encodingGradient = head.backwardOutputColumns(outputGradients[g], source, true)!;
+        const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
         // Below the first layer, only the visual encoders need the gradient.
         const needInput = body.encoders.length > 0;
         const inputGradient = body.linearEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
@@ -411,14 +489,38 @@ export class ActorCritic {
     return block === null ? new Float32Array(0) : this.parameters.subarray(block.offset, block.offset + block.shape[0]);
   }
 
+  /** What `body`'s LinearEncoder takes in for `count` agents (count x inputSize). */
+  private bodyInputs(body: NetworkBody, observations: readonly Float32Array[], count: number): Float32Array {
+    return body.encodeObservations(observations, this.normalizedInputs(observations, count), count, this.parameterSource, false);
+  }
+
   /**
    * Head outputs of the given networks for acting, batch first (count x head outputs): in
-   * JavaScript for small batches, else with tfjs.
+   * JavaScript for small batches, else with tfjs. A network with memory takes one step from its
+   * entry of `memories` (count x memorySize; zeros when missing) and gives its memories after;
+   * null for a network without.
    */
-  private infer(observations: readonly Float32Array[], count: number, networks: readonly Network[]): Float32Array[] {
+  private infer(
+    observations: readonly Float32Array[],
+    count: number,
+    networks: readonly Network[],
+    memories: readonly Float32Array[] = [],
+  ): { outputs: Float32Array[]; memories: Array<Float32Array | null> } {
+    const memoriesAfter: Array<Float32Array | null> = networks.map(() => null);
+    const recur = (n: number, encoding: Float32Array): Float32Array => {
+      const { body } = networks[n];
+      if (body.memory === null) return encoding;
+      const before = memories[n] ?? new Float32Array(count * body.memorySize);
+      if (before.length !== count * body.memorySize) {
+        throw new Error(`The memories hold ${before.length} values, not ${count} agents x ${body.memorySize}.`);
+      }
+      const stepped = body.stepMemory(encoding, before, count, this.parameters);
+      memoriesAfter[n] = stepped.memories;
+      return stepped.output;
+    };
     if (count === 0) {
       this.concatenate(observations, 0); // still checks that the observations fit
-      return networks.map(() => new Float32Array(0));
+      return { outputs: networks.map(() => new Float32Array(0)), memories: networks.map(({ body }) => (body.memory === null ? null : new Float32Array(0))) };
     }
     const source = this.parameterSource;
     const vectorRows = this.normalizedInputs(observations, count);
@@ -428,18 +530,25 @@ export class ActorCritic {
     const multiplyAdds = networks.reduce((total, { body, head }) => total + body.linearEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
     const p = this.parameters;
     if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
-      return networks.map(({ body, head }, n) =>
-        head.forwardInJavaScript(body.linearEncoder.forwardInJavaScript(inputs[n], count, p, false), count, p, false),
+      const outputs = networks.map(({ body, head }, n) =>
+        head.forwardInJavaScript(recur(n, body.linearEncoder.forwardInJavaScript(inputs[n], count, p, false)), count, p, false),
       );
+      return { outputs, memories: memoriesAfter };
     }
-    return tf.tidy(() =>
+    const outputs = tf.tidy(() =>
       networks.map(({ body, head }, n) => {
-        const encoding = body.linearEncoder.forward(tf.tensor2d(inputs[n], [count, this.inputSize]), source, false);
+        let encoding = body.linearEncoder.forward(tf.tensor2d(inputs[n], [count, this.inputSize]), source, false);
+        if (body.memory !== null) {
+          const rows = new Float32Array(count * body.linearEncoder.outputShape[0]);
+          copyTensorInto(encoding, rows);
+          encoding = tf.tensor2d(recur(n, rows), [count, body.outputSize]);
+        }
         const output = new Float32Array(count * head.outputs);
         copyTensorInto(head.forward(encoding, source, false), output);
         return output;
       }),
     );
+    return { outputs, memories: memoriesAfter };
   }
 
   /** Splits per-network head arrays (feature-major) into the named parts (views, no copies). */
@@ -516,11 +625,6 @@ export class ActorCritic {
 /** Refuses, with the reason and the setting concerned, what these networks do not build yet. */
 function checkSupported(spec: BehaviorSpec, options: ActorCriticOptions): void {
   const { network } = options;
-  if (network.memory !== null) {
-    throw new UnsupportedModelError(
-      'network_settings.memory is set, but recurrent networks (LSTM memory) are not built yet: remove the memory section.',
-    );
-  }
   if (!(network.hidden_units >= 1 && network.num_layers >= 1)) {
     throw new UnsupportedModelError(
       `network_settings needs hidden_units >= 1 and num_layers >= 1 (got ${network.hidden_units} and ${network.num_layers}).`,

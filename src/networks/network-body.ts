@@ -2,7 +2,11 @@
  * Upstream's NetworkBody (torch_entities/networks.py): each observation encoded (every image by a
  * visual encoder of its own, vector observations as given, normalized beforehand), side by side
  * in observation order, then the actions the network takes (SAC's Q networks), then the
- * LinearEncoder. The actor's and critic's bodies, SAC's value network and Q networks are each one.
+ * LinearEncoder, then, with network_settings.memory, the LSTM (layers/lstm.ts) over sequences of
+ * encodings. The actor's and critic's bodies, SAC's value network and Q networks are each one.
+ *
+ * Recurrent rows come sequence after sequence: row s * sequenceLength + t is step t of sequence s,
+ * and each sequence starts from its own memories ([h | c], memorySize values).
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
@@ -10,16 +14,19 @@ import { BodyInputLayout, observationLabel } from './encoders/body-input';
 import { VisualEncoder } from './encoders/visual-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource } from './layers/layer';
 import { LinearEncoder } from './layers/linear-encoder';
-import { copyColumns, copyTensorInto } from './tensor-io';
+import { Lstm } from './layers/lstm';
+import { copyColumns, copyTensorInto, transposeInto } from './tensor-io';
 
 export class NetworkBody {
   /** One per image, in observation order (upstream's processors). */
   readonly encoders: readonly VisualEncoder[];
   readonly linearEncoder: LinearEncoder;
+  /** Upstream's LSTM after the LinearEncoder (network_settings.memory); null without memory. */
+  readonly memory: Lstm | null;
   /** Values in the LinearEncoder's input: the encoded observations (layout.width), then the actions. */
   readonly inputWidth: number;
 
-  /** Blocks `<name>.encoders.<observation>...`, then `<name>.layers.<l>...`. */
+  /** Blocks `<name>.encoders.<observation>...`, then `<name>.layers.<l>...`, then `<name>.lstm...`. */
   constructor(
     allocate: ParameterAllocator,
     readonly name: string,
@@ -34,11 +41,47 @@ export class NetworkBody {
     );
     this.inputWidth = layout.width + actionInputs;
     this.linearEncoder = new LinearEncoder(allocate, `${name}.layers`, this.inputWidth, network.hidden_units, network.num_layers);
+    this.memory = network.memory === null ? null : new Lstm(allocate, `${name}.lstm`, network.hidden_units, network.memory.memory_size);
   }
 
-  /** The encoding's width. */
+  /** The encoding's width: the LSTM's hidden size (memory_size / 2) with memory, else hidden_units. */
   get outputSize(): number {
-    return this.linearEncoder.outputShape[0];
+    return this.memory?.hiddenSize ?? this.linearEncoder.outputShape[0];
+  }
+
+  /** Values in one sequence's memories; 0 without memory. */
+  get memorySize(): number {
+    return this.memory?.memorySize ?? 0;
+  }
+
+  /**
+   * The LSTM over a feature-major LinearEncoder output (hidden x count, count = sequences x
+   * sequenceLength), each sequence from its row of `memories`; returns its output, feature-major
+   * (memorySize / 2 x count). Without memory, the encoding itself. With `keep`, the LSTM keeps
+   * what backwardMemoryColumns() needs.
+   */
+  forwardMemoryColumns(encoding: tf.Tensor2D, memories: Float32Array, sequenceLength: number, parameters: Float32Array, keep: boolean): tf.Tensor2D {
+    if (this.memory === null) return encoding;
+    const count = encoding.shape[1];
+    const { output } = this.memory.forward(rowsOf(encoding), memories, count / sequenceLength, sequenceLength, parameters, keep);
+    return columnsOf(output, count, this.memory.hiddenSize);
+  }
+
+  /** forwardMemoryColumns()'s backward: the gradient of the LinearEncoder's output, feature-major. */
+  backwardMemoryColumns(outputGradient: tf.Tensor2D, source: ParameterSource): tf.Tensor2D {
+    if (this.memory === null) return outputGradient;
+    const count = outputGradient.shape[1];
+    const { input } = this.memory.backward(rowsOf(outputGradient), null, source.parameters, source.gradient, true);
+    return columnsOf(input!, count, this.linearEncoder.outputShape[0]);
+  }
+
+  /**
+   * One step of the LSTM for acting: `encoding` (count x hidden) from each agent's `memories`
+   * (count x memorySize); returns the output (count x memorySize / 2) and the memories after.
+   */
+  stepMemory(encoding: Float32Array, memories: Float32Array, count: number, parameters: Float32Array): { output: Float32Array; memories: Float32Array } {
+    if (this.memory === null) throw new Error(`The network ${this.name} has no memory.`);
+    return this.memory.forward(encoding, memories, count, 1, parameters, false);
   }
 
   /**
@@ -115,4 +158,21 @@ export class NetworkBody {
   dispose(): void {
     this.linearEncoder.dispose();
   }
+}
+
+/** A feature-major tensor (width x count) as count x width rows. */
+function rowsOf(columns: tf.Tensor2D): Float32Array {
+  const [width, count] = columns.shape;
+  const values = new Float32Array(width * count);
+  copyTensorInto(columns, values);
+  const rows = new Float32Array(count * width);
+  transposeInto(values, width, count, rows);
+  return rows;
+}
+
+/** count x width rows as a feature-major tensor (width x count). */
+function columnsOf(rows: Float32Array, count: number, width: number): tf.Tensor2D {
+  const columns = new Float32Array(width * count);
+  transposeInto(rows, count, width, columns);
+  return tf.tensor2d(columns, [width, count]);
 }

@@ -39,10 +39,6 @@ describe('building the networks', () => {
       actionSpec: ActionSpec.createContinuous(1),
     };
     expect(() => model(entities)).toThrow('variable-length observation');
-    const spec = behavior([4], ActionSpec.createContinuous(1));
-    expect(() => model(spec, { network: { memory: { sequence_length: 64, memory_size: 128 } } })).toThrow(
-      'network_settings.memory is set, but recurrent networks (LSTM memory) are not built yet',
-    );
     const goal: BehaviorSpec = { observationSpecs: [vectorObservation(4), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: ActionSpec.createContinuous(1) };
     expect(() => model(goal)).toThrow('hypernetwork goal conditioning is not built yet');
     expect(() => model(goal, { network: { goal_conditioning_type: 'none' } })).not.toThrow();
