@@ -24,6 +24,11 @@ export interface ActionInfo {
   readonly entropy?: Float32Array;
   /** The environment's agent ids, local to one worker. */
   readonly agentIds: Int32Array;
+  /**
+   * A policy with memory: each agent's memories after this decision (n x memory size; upstream's
+   * memory_out), which its next decision starts from.
+   */
+  readonly memories?: Float32Array;
 }
 
 /** No decision: what the processor is given for the first step after a reset (upstream's ActionInfo.empty()). */
@@ -34,7 +39,14 @@ export const EMPTY_ACTION_INFO: ActionInfo = Object.freeze({
   agentIds: new Int32Array(0),
 });
 
-/** A policy that can act: one batched decision for the agents of one behavior on one worker. */
+/**
+ * A policy that can act: one batched decision for the agents of one behavior. A policy with memory
+ * keeps none itself: whoever follows the agents (the agent processor) hands each agent's memories
+ * in and keeps those that come back, as upstream's policy keeps its memory_dict.
+ */
 export interface ActingPolicy {
-  decide(decision: DecisionSteps, workerId: number): ActionInfo;
+  /** Values in each agent's memories; 0 for a policy without memory. */
+  readonly memorySize: number;
+  /** Decides for every row of `decision`; with memory, each from its row of `memories` (n x memorySize). */
+  decide(decision: DecisionSteps, memories: Float32Array | null): ActionInfo;
 }

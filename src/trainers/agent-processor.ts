@@ -147,6 +147,20 @@ export class AgentProcessor {
     this.currentGroupObs.clear();
   }
 
+  /**
+   * With a policy of memory: each agent's memories for its decision on `steps` (n x size), those
+   * its last decision left, zeros for an agent that starts its episode (upstream's
+   * retrieve_memories).
+   */
+  memoriesOf(steps: DecisionSteps, workerId: number, size: number): Float32Array {
+    const memories = new Float32Array(steps.length * size);
+    for (let row = 0; row < steps.length; row++) {
+      const kept = this.agents.get(globalAgentId(workerId, steps.agentId[row]))?.memories;
+      if (kept !== null && kept !== undefined) memories.set(kept, row * size);
+    }
+    return memories;
+  }
+
   /** The number of agents the processor holds data for. */
   get agentCount(): number {
     return this.agents.size;
@@ -180,7 +194,12 @@ export class AgentProcessor {
     const groupKey = globalGroupId(workerId, steps.groupId[row]);
     const groupmates = othersIn(this.groupStatus.get(groupKey), agentId);
     const interrupted = terminated && (steps as TerminalSteps).interrupted[row] === 1;
-    record.experiences.record(seen, acted, steps.reward[row], steps.groupReward[row], record.prevAction, groupmates);
+    // The experience keeps the memories the decision started from; the next decision starts from those it left.
+    const memoriesAfter = acted.info.memories;
+    const memorySize = memoriesAfter === undefined ? 0 : memoriesAfter.length / acted.info.agentIds.length;
+    const memoriesBefore = memorySize === 0 ? null : (record.memories ?? new Float32Array(memorySize));
+    record.experiences.record(seen, acted, steps.reward[row], steps.groupReward[row], record.prevAction, groupmates, memoriesBefore);
+    record.memories = memorySize === 0 ? null : rowOf(memoriesAfter!, acted.row, memorySize);
     record.prevAction = rowOf(acted.info.action.discrete, acted.row, this.spec.actionSpec.discreteSize);
     // A decision belongs to the step it was taken on: never pair it with a later one.
     record.lastAction = undefined;
@@ -313,6 +332,8 @@ class AgentRecord {
   readonly experiences: ExperienceRecorder;
   /** The discrete action taken before the latest observation. */
   prevAction: Int32Array;
+  /** With memory: the memories the agent's last decision left; null before its first. */
+  memories: Float32Array | null = null;
   episodeSteps = 0;
   episodeReward = 0;
   episodeGroupReward = 0;
@@ -339,6 +360,7 @@ class ExperienceRecorder {
   private readonly prevActions = new BufferColumn('previous actions');
   private readonly rewards = new BufferColumn('rewards');
   private readonly groupRewards = new BufferColumn('group rewards');
+  private readonly memories = new BufferColumn('memories');
   private groupStatuses: (readonly GroupmateStatus[])[] = [];
   private readonly maskRow: Float32Array;
 
@@ -359,6 +381,7 @@ class ExperienceRecorder {
     groupReward: number,
     prevAction: Int32Array,
     groupmates: readonly GroupmateStatus[],
+    memories: Float32Array | null,
   ): void {
     const { continuousSize, discreteSize } = this.spec.actionSpec;
     this.obs.forEach((column, i) => column.append(seen.steps.observation(i, seen.row)));
@@ -371,6 +394,7 @@ class ExperienceRecorder {
     this.prevActions.append(prevAction);
     this.rewards.append(reward);
     this.groupRewards.append(groupReward);
+    if (memories !== null) this.memories.append(memories);
     this.groupStatuses.push(groupmates);
   }
 
@@ -388,6 +412,7 @@ class ExperienceRecorder {
       rewards: this.rewards.rows.slice(),
       groupRewards: this.groupRewards.rows.slice(),
       groupStatuses: this.groupStatuses,
+      ...(this.memories.length === 0 ? {} : { memories: this.memories.rows.slice() }),
     };
     for (const column of [
       ...this.obs,
@@ -399,6 +424,7 @@ class ExperienceRecorder {
       this.prevActions,
       this.rewards,
       this.groupRewards,
+      this.memories,
     ]) {
       column.clear();
     }

@@ -299,12 +299,15 @@ export class EnvManager {
     for (const [name, parts] of asking) {
       const policy = this.currentPolicy(name, this.managers.get(name)!);
       const spec = parts[0].worker.env.behaviorSpecs.get(name)!;
-      // The policies built so far keep no per-worker state (no memory), so one batch may mix workers.
+      // A policy keeps no per-worker state (the agents' memories come from their manager), so one batch may mix workers.
       const batch = concatenateDecisions(parts.map((p) => p.steps), spec);
-      const decision = timers.time('policy_decide', () => policy.decide(batch, parts[0].worker.env.workerId));
+      const manager = this.managers.get(name)!;
+      const memories =
+        policy.memorySize === 0 ? null : joinArrays(parts.map((p) => manager.memoriesOf(p.steps, p.worker.env.workerId, policy.memorySize)), (n) => new Float32Array(n));
+      const decision = timers.time('policy_decide', () => policy.decide(batch, memories));
       let row = 0;
       for (const { worker, steps } of parts) {
-        const own = decisionRows(decision, row, steps.length, spec);
+        const own = decisionRows(decision, row, steps.length, spec, policy.memorySize);
         worker.env.setActions(name, own.envAction);
         worker.lastDecision.set(name, own);
         row += steps.length;
@@ -339,33 +342,36 @@ export class EnvManager {
 /** Several workers' decision steps of one behavior as one batch, their rows one block after another. */
 function concatenateDecisions(parts: readonly DecisionSteps[], spec: BehaviorSpec): DecisionSteps {
   if (parts.length === 1) return parts[0];
-  const join = <T extends Float32Array | Int32Array | Uint8Array>(arrays: T[], make: (n: number) => T): T => {
-    const out = make(arrays.reduce((n, a) => n + a.length, 0));
-    let offset = 0;
-    for (const a of arrays) {
-      out.set(a, offset);
-      offset += a.length;
-    }
-    return out;
-  };
   const branches = spec.actionSpec.discreteBranches;
   const anyMask = parts.some((p) => p.actionMask !== null);
   // A worker whose agents sent no mask allows every action: zeros (1 means forbidden).
   const masks = anyMask
-    ? branches.map((size, b) => join(parts.map((p) => p.actionMask?.[b] ?? new Uint8Array(p.length * size)), (n) => new Uint8Array(n)))
+    ? branches.map((size, b) => joinArrays(parts.map((p) => p.actionMask?.[b] ?? new Uint8Array(p.length * size)), (n) => new Uint8Array(n)))
     : null;
   return new DecisionSteps(
-    spec.observationSpecs.map((_, i) => join(parts.map((p) => p.obs[i]), (n) => new Float32Array(n))),
-    join(parts.map((p) => p.reward), (n) => new Float32Array(n)),
-    join(parts.map((p) => p.agentId), (n) => new Int32Array(n)),
+    spec.observationSpecs.map((_, i) => joinArrays(parts.map((p) => p.obs[i]), (n) => new Float32Array(n))),
+    joinArrays(parts.map((p) => p.reward), (n) => new Float32Array(n)),
+    joinArrays(parts.map((p) => p.agentId), (n) => new Int32Array(n)),
     masks,
-    join(parts.map((p) => p.groupId), (n) => new Int32Array(n)),
-    join(parts.map((p) => p.groupReward), (n) => new Float32Array(n)),
+    joinArrays(parts.map((p) => p.groupId), (n) => new Int32Array(n)),
+    joinArrays(parts.map((p) => p.groupReward), (n) => new Float32Array(n)),
   );
 }
 
+/** The arrays one after another in a new array (the only one itself, uncopied). */
+function joinArrays<T extends Float32Array | Int32Array | Uint8Array>(arrays: readonly T[], make: (n: number) => T): T {
+  if (arrays.length === 1) return arrays[0];
+  const out = make(arrays.reduce((n, a) => n + a.length, 0));
+  let offset = 0;
+  for (const a of arrays) {
+    out.set(a, offset);
+    offset += a.length;
+  }
+  return out;
+}
+
 /** Rows [start, start + count) of a batched decision: one worker's share. */
-function decisionRows(decision: ActionInfo, start: number, count: number, spec: BehaviorSpec): ActionInfo {
+function decisionRows(decision: ActionInfo, start: number, count: number, spec: BehaviorSpec, memorySize: number): ActionInfo {
   if (start === 0 && count === decision.agentIds.length) return decision;
   const c = spec.actionSpec.continuousSize;
   const d = spec.actionSpec.discreteSize;
@@ -376,6 +382,7 @@ function decisionRows(decision: ActionInfo, start: number, count: number, spec: 
     logProbs: { continuous: rows(decision.logProbs.continuous, c), discrete: rows(decision.logProbs.discrete, d) },
     entropy: decision.entropy === undefined ? undefined : rows(decision.entropy, 1),
     agentIds: rows(decision.agentIds, 1),
+    ...(decision.memories === undefined ? {} : { memories: rows(decision.memories, memorySize) }),
   };
 }
 

@@ -25,17 +25,22 @@ export const REWARD_BUFFER_LENGTH = 1000;
 export class ModelPolicy implements ActingPolicy {
   constructor(readonly model: ActorCritic) {}
 
-  decide(decision: DecisionSteps): ActionInfo {
+  get memorySize(): number {
+    return this.model.memorySize;
+  }
+
+  decide(decision: DecisionSteps, memories: Float32Array | null = null): ActionInfo {
     const count = decision.length;
     const branches = this.model.actionSpec.discreteBranches;
     const masks = decision.actionMask === null || branches.length === 0 ? null : allowedActions(decision.actionMask, count, branches);
-    const output = this.model.act(decision.obs, count, masks);
+    const output = this.model.act(decision.obs, count, masks, memories === null ? {} : { memories });
     return {
       action: output.action,
       envAction: output.envAction,
       logProbs: output.logProbs,
       entropy: output.entropy,
       agentIds: decision.agentId,
+      ...(output.memories === undefined ? {} : { memories: output.memories }),
     };
   }
 }

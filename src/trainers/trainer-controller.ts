@@ -50,11 +50,11 @@ export function checkFeaturesBuilt(options: RunOptions): void {
         );
       }
     }
-    if (settings.network_settings.memory !== null) {
+    if (settings.network_settings.memory !== null && settings.trainer_type !== 'ppo') {
       throw configError(
         source,
         `${at}.network_settings.memory`,
-        'recurrent networks (memory) are not built yet: remove the memory section.',
+        `recurrent networks (memory) train with PPO only so far, not with ${settings.trainer_type}: remove the memory section or use trainer_type: ppo.`,
       );
     }
     if (settings.behavioral_cloning !== null) {

@@ -37,6 +37,8 @@ export interface ExperienceColumns {
   readonly groupRewards: Float32Array;
   /** The other members of the agent's group at each step; empty lists for an agent in no group. */
   readonly groupStatuses: readonly (readonly GroupmateStatus[])[];
+  /** A policy with memory: length x memory size, the memories each step's decision started from. */
+  readonly memories?: Float32Array;
 }
 
 export class Trajectory {
@@ -83,7 +85,8 @@ export class Trajectory {
   /**
    * The steps as buffer columns (upstream's to_agentbuffer): obs:i and next_obs:i, the actions,
    * the next step's actions (zeros after the last), log probabilities, action masks (padded with
-   * ones), previous actions, rewards, masks (all 1) and done (1 only at the end of an episode).
+   * ones), previous actions, rewards, masks (all 1), done (1 only at the end of an episode) and,
+   * with memory, the memories each decision started from.
    * Columns whose rows would be empty (the discrete ones of a continuous behavior, and so on) are
    * left out. Group columns that hold a varying number of groupmates are not written.
    */
@@ -124,6 +127,7 @@ export class Trajectory {
       buffer.get(BufferKey.ACTION_MASK).paddingValue = 1;
     }
     setIfNotEmpty(buffer, BufferKey.PREV_ACTION, steps.prevActions, branches);
+    if (steps.memories !== undefined) buffer.get(BufferKey.MEMORY).set(steps.memories, steps.memories.length / n);
     buffer.get(BufferKey.ENVIRONMENT_REWARDS).set(steps.rewards, 1);
     return buffer;
   }

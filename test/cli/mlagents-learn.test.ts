@@ -162,7 +162,6 @@ describe('mlagents-learn refuses what it cannot do, before any environment start
 
   it.each([
     ['reward signals other than extrinsic', '    reward_signals:\n      curiosity:\n        strength: 0.02\n', 'behaviors.1D.reward_signals.curiosity'],
-    ['memory', '    network_settings:\n      memory:\n        memory_size: 16\n', 'behaviors.1D.network_settings.memory'],
   ])('refuses %s, naming the key', async (_what, yamlText, keyPath) => {
     const cwd = tempDir('learn-not-built');
     fs.writeFileSync(path.join(cwd, 'config.yaml'), `behaviors:\n  1D:\n    trainer_type: ppo\n${yamlText}`);

@@ -111,6 +111,17 @@ function cases(): UpstreamCase[] {
       });
     }
   }
+  for (const a of oneD) {
+    list.push({
+      name: `test_recurrent_ppo[${pyActions(a)}]`,
+      trainer: 'ppo',
+      maxSteps: 6000,
+      hyperparameters: { learning_rate: 1.0e-3, batch_size: 64, buffer_size: 128 },
+      network: { memory: { memory_size: 16 } },
+      envArgs: [...actions(a), '--memory'],
+      threshold: 0.9,
+    });
+  }
   // test_simple_rl.py, SAC
   for (const a of oneD) list.push({ name: `test_simple_sac[${pyActions(a)}]`, trainer: 'sac', maxSteps: 1000, envArgs: actions(a), threshold: 0.9 });
   for (const a of [[0, 2], [2, 0]] as Array<[number, number]>) {
@@ -134,6 +145,18 @@ function cases(): UpstreamCase[] {
         threshold: 0.9,
       });
     }
+  }
+  for (const a of oneD) {
+    list.push({
+      name: `test_recurrent_sac[${pyActions(a)}]`,
+      trainer: 'sac',
+      maxSteps: 4000,
+      hyperparameters: { batch_size: 256, learning_rate: 3e-4, buffer_init_steps: 1000, steps_per_update: 2 },
+      network: { memory: { memory_size: 16, sequence_length: 16 } },
+      envArgs: [...actions(a), '--memory', '--step-size', a[1] === 1 ? '0.2' : '0.5'],
+      threshold: 0.9,
+      seed: 1337,
+    });
   }
   for (const encoder of advanced) {
     for (const numVisual of [1, 2]) {
@@ -170,6 +193,15 @@ function cases(): UpstreamCase[] {
       seed,
     });
   }
+  list.push({
+    name: 'test_hybrid_recurrent_ppo',
+    trainer: 'ppo',
+    maxSteps: 5000,
+    hyperparameters: { learning_rate: 1.0e-3, batch_size: 64, buffer_size: 512 },
+    network: { memory: { memory_size: 16 } },
+    envArgs: [...actions([1, 1]), '--memory', '--step-size', '0.5'],
+    threshold: 0.9,
+  });
   for (const a of hybrid) {
     list.push({
       name: `test_hybrid_sac[${pyActions(a)}]`,
@@ -191,6 +223,16 @@ function cases(): UpstreamCase[] {
       seed,
     });
   }
+  list.push({
+    name: 'test_hybrid_recurrent_sac',
+    trainer: 'sac',
+    maxSteps: 4000,
+    hyperparameters: { batch_size: 256, learning_rate: 3e-4, buffer_init_steps: 1000, steps_per_update: 2 },
+    network: { memory: { memory_size: 16, sequence_length: 16 } },
+    envArgs: [...actions([1, 1]), '--memory', '--step-size', '0.5'],
+    threshold: 0.9,
+    seed: 1212,
+  });
   return list;
 }
 

@@ -4,6 +4,8 @@ import type { DecisionSteps } from '../../src/env/steps';
 import type { ActingPolicy, ActionInfo } from '../../src/trainers/action-info';
 
 export class ZeroPolicy implements ActingPolicy {
+  readonly memorySize = 0;
+
   constructor(private readonly spec: BehaviorSpec) {}
 
   decide(decision: DecisionSteps): ActionInfo {

@@ -465,3 +465,54 @@ describe('agents that vanish without a terminal step', () => {
     expect(trajectories.map((t) => [t.agentId, t.steps.length, t.doneReached])).toEqual([['agent_0-2', 6, true]]);
   });
 });
+
+describe('AgentProcessor: memories of a recurrent policy', () => {
+  /** The test policy with memory: an agent's memories after a decision on t are [worker, id, t]. */
+  function decideWithMemory(steps: DecisionSteps): ActionInfo {
+    return { ...decide(steps), memories: steps.obs[0].slice() };
+  }
+
+  it('hands each decision the memories the agent last left, zeros at an episode start, and records those each step started from', () => {
+    const { processor, queue } = setup({ maxTrajectoryLength: 3 });
+    const given: number[][] = [];
+    let previous: ActionInfo = EMPTY_ACTION_INFO;
+    const step = (decision: AgentAt[], terminal: AgentAt[] = []) => {
+      const steps = decisionSteps(0, decision);
+      processor.addExperiences(steps, terminalSteps(0, terminal), 0, previous);
+      const memories = processor.memoriesOf(steps, 0, 3);
+      given.push(Array.from(memories));
+      previous = decideWithMemory(steps);
+    };
+    step([{ id: 4, t: 0 }, { id: 6, t: 0 }]);
+    step([{ id: 4, t: 1 }, { id: 6, t: 1 }]);
+    step([{ id: 4, t: 2 }]); // agent 6 skips a decision: it keeps its memories
+    // Agent 4's episode ends at t = 3 and a new one starts under the same id.
+    step([{ id: 4, t: 0 }, { id: 6, t: 3 }], [{ id: 4, t: 3 }]);
+    step([{ id: 4, t: 1 }, { id: 6, t: 4 }]);
+
+    expect(given).toEqual([
+      [0, 0, 0, 0, 0, 0],
+      [0, 4, 0, 0, 6, 0],
+      [0, 4, 1],
+      [0, 0, 0, 0, 6, 1],
+      [0, 4, 0, 0, 6, 3],
+    ]);
+    const [ended, cut] = queue.drain();
+    expect(ended.agentId).toBe('agent_0-4');
+    expect(ended.doneReached).toBe(true);
+    // The memories each of its decisions started from.
+    expect(Array.from(ended.steps.memories!)).toEqual([0, 0, 0, 0, 4, 0, 0, 4, 1]);
+    expect(Array.from(ended.toAgentBuffer().get(BufferKey.MEMORY).rows)).toEqual([0, 0, 0, 0, 4, 0, 0, 4, 1]);
+    expect(cut.agentId).toBe('agent_0-6');
+    expect(Array.from(cut.steps.memories!)).toEqual([0, 0, 0, 0, 6, 0, 0, 6, 1]);
+  });
+
+  it('keeps no memories column for a policy without memory', () => {
+    const { processor, queue } = setup({ maxTrajectoryLength: 2 });
+    const worker = new Worker(processor, 0);
+    for (let t = 0; t < 3; t++) worker.step([{ id: 1, t }]);
+    const [trajectory] = queue.drain();
+    expect(trajectory.steps.memories).toBeUndefined();
+    expect(trajectory.toAgentBuffer().has(BufferKey.MEMORY)).toBe(false);
+  });
+});

@@ -11,7 +11,7 @@ import { selectBackend } from '../../src/networks/backend';
 import { StatsRegistry, StatsSummary } from '../../src/stats';
 import { gae } from '../../src/trainers/advantages';
 import { AgentManagerQueue } from '../../src/trainers/agent-manager-queue';
-import { BufferKey, RewardSignalKeys } from '../../src/trainers/buffer';
+import { AgentBuffer, BufferKey, RewardSignalKeys } from '../../src/trainers/buffer';
 import { PpoTrainer, PpoTrainerSettings } from '../../src/trainers/ppo/trainer';
 import { ModelPolicy } from '../../src/trainers/rl-trainer-base';
 import { Trajectory } from '../../src/trainers/trajectory';
@@ -24,11 +24,11 @@ const SPEC: BehaviorSpec = {
   actionSpec: new ActionSpec(1, []),
 };
 
-function settings(extra = ''): PpoTrainerSettings {
+function settings(extra = '', network = ''): PpoTrainerSettings {
   const { options } = load(
     'behaviors:\n  B:\n    trainer_type: ppo\n' +
       '    hyperparameters: {batch_size: 4, buffer_size: 8, num_epoch: 2, lambd: 0.9}\n' +
-      '    network_settings: {num_layers: 1, hidden_units: 8}\n' +
+      `    network_settings: {num_layers: 1, hidden_units: 8${network}}\n` +
       `    summary_freq: 10\n    checkpoint_interval: 12\n    max_steps: 100\n${extra}`,
   );
   return settingsForBehavior(options, 'B', memoryLogger()) as PpoTrainerSettings;
@@ -157,5 +157,61 @@ describe('PpoTrainer: updates, summaries and checkpoints', () => {
     expect(trainer.shouldStillTrain).toBe(false);
     trainer.processTrajectory(trajectory(trainer, [0, 0], 'cut'));
     expect(trainer.updateBuffer.numExperiences).toBe(4);
+  });
+});
+
+describe('PpoTrainer with memory', () => {
+  /** A trajectory acted step by step with memories carried, as the agent processor records it. */
+  function recurrentTrajectory(trainer: PpoTrainer, n: number, end: 'cut' | 'done', agentId = 'agent_0-1'): Trajectory {
+    const base = trajectory(trainer, new Array(n).fill(0.25), end, agentId);
+    const size = trainer.model.memorySize;
+    const memories = new Float32Array(n * size);
+    let carried = new Float32Array(size);
+    for (let t = 0; t < n; t++) {
+      memories.set(carried, t * size);
+      carried = trainer.model.act([base.steps.obs[0].subarray(2 * t, 2 * t + 2)], 1, null, { memories: carried }).memories!;
+    }
+    return new Trajectory({ ...base, steps: { ...base.steps, memories } });
+  }
+
+  const memorySettings = () => settings('', ', memory: {memory_size: 6, sequence_length: 4}');
+
+  it('appends whole sequences, the last padded with mask 0, with the critic memories each sequence starts from', () => {
+    const trainer = new PpoTrainer({ behaviorName: 'B', spec: SPEC, settings: memorySettings(), stats: recordingStats().reporter, seed: 3 });
+    trainer.processTrajectory(recurrentTrajectory(trainer, 6, 'cut'));
+    const buffer = trainer.updateBuffer;
+    expect(buffer.numExperiences).toBe(8);
+    expect(Array.from(buffer.get(BufferKey.MASKS).rows)).toEqual([1, 1, 1, 1, 1, 1, 0, 0]);
+    const critic = buffer.get(BufferKey.CRITIC_MEMORY);
+    expect(critic.width).toBe(6);
+    // The first sequence starts from zeros (a new agent); the second from where the first ended.
+    expect(Array.from(critic.row(0))).toEqual(new Array(6).fill(0));
+    expect(Array.from(critic.row(3))).toEqual(new Array(6).fill(0));
+    expect(Array.from(critic.row(4)).some((v) => v !== 0)).toBe(true);
+    expect(Array.from(critic.row(5))).toEqual(Array.from(critic.row(4)));
+    expect(buffer.get(BufferKey.MEMORY).width).toBe(6);
+    // Padding rows are zeros: they never count.
+    expect(Array.from(buffer.get(BufferKey.ADVANTAGES).rows.subarray(6))).toEqual([0, 0]);
+
+    // The next piece of the same episode starts the critic where this one left it; after the end, from zeros again.
+    const carried = trainer.model.criticValuesInSequences(recurrentTrajectory(trainer, 6, 'cut').steps.obs, 6, new Float32Array(6), 4).finalMemories;
+    trainer.updateBuffer = new AgentBuffer();
+    trainer.processTrajectory(recurrentTrajectory(trainer, 3, 'done'));
+    expect(Array.from(trainer.updateBuffer.get(BufferKey.CRITIC_MEMORY).row(0)).map((v) => v.toFixed(5))).toEqual(Array.from(carried).map((v) => v.toFixed(5)));
+    trainer.processTrajectory(recurrentTrajectory(trainer, 3, 'cut'));
+    expect(Array.from(trainer.updateBuffer.get(BufferKey.CRITIC_MEMORY).row(4))).toEqual(new Array(6).fill(0));
+  });
+
+  it('updates on whole sequences and publishes the policy, which acts with memories', () => {
+    const trainer = new PpoTrainer({ behaviorName: 'B', spec: SPEC, settings: memorySettings(), stats: recordingStats().reporter, seed: 3 });
+    const before = trainer.model.parameters.slice();
+    const policies = new AgentManagerQueue<ModelPolicy>('B');
+    const trajectories = new AgentManagerQueue<Trajectory>('B');
+    trajectories.put(recurrentTrajectory(trainer, 5, 'done', 'agent_0-1'));
+    trajectories.put(recurrentTrajectory(trainer, 7, 'cut', 'agent_0-2'));
+    expect(trainer.advance(trajectories, policies)).toBe(true);
+    const lstm = trainer.model.block('actor.lstm.weight_hh');
+    expect(trainer.model.parameters.subarray(lstm.offset, lstm.offset + 36)).not.toEqual(before.subarray(lstm.offset, lstm.offset + 36));
+    expect(policies.drain()[0].memorySize).toBe(6);
   });
 });

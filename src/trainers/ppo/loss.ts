@@ -11,10 +11,12 @@
  *
  * As upstream, the log-probability columns are the continuous action dimensions followed by the
  * discrete branches, and the policy mean runs over samples and columns alike; a sample's entropy
- * is the mean of its Gaussian dimensions' entropies plus each branch's entropy.
+ * is the mean of its Gaussian dimensions' entropies plus each branch's entropy. With memory, the
+ * padding that completes a trajectory's last sequence has mask 0, and every mean is upstream's
+ * masked_mean: over the samples of mask 1 only (sum(x * mask) / max(sum(mask), 1)).
  */
 import { ActionSpec } from '../../env/behavior-spec';
-import type { HeadGradients, HeadOutputs } from '../../networks/actor-critic';
+import type { HeadGradients, HeadOutputs, SequenceMemories } from '../../networks/actor-critic';
 import {
   addCategoricalGradient,
   categoricalEntropy,
@@ -47,6 +49,10 @@ export interface PpoMinibatch {
   /** Per reward signal, count returns and count value estimates made when acting. */
   readonly returns: Readonly<Record<string, Float32Array>>;
   readonly oldValues: Readonly<Record<string, Float32Array>>;
+  /** count: 1 for an experience, 0 for sequence padding (upstream's masks); absent, all are 1. */
+  readonly masks?: Float32Array;
+  /** With memory: the rows are whole sequences, and these are the memories each starts from. */
+  readonly sequences?: SequenceMemories;
 }
 
 export interface PpoLoss {
@@ -75,18 +81,24 @@ export function ppoLoss(
   const continuous = actionSpec.continuousSize;
   const branches = actionSpec.discreteBranches;
   const columns = continuous + branches.length;
-  // d(loss) / d(one column's clipped objective), and d(loss) / d(one sample's entropy).
-  const policyScale = -1 / (n * columns);
-  const entropyScale = -beta / n;
+  const masks = batch.masks ?? new Float32Array(n).fill(1);
+  // The samples the means run over (upstream clamps the count at 1).
+  let maskSum = 0;
+  for (const mask of masks) maskSum += mask;
+  const counted = Math.max(maskSum, 1);
+  // d(loss) / d(one column's clipped objective), and d(loss) / d(one sample's entropy), for a sample of mask 1.
+  const policyScale = -1 / (counted * columns);
+  const entropyScale = -beta / counted;
   let objectiveSum = 0;
   let entropySum = 0;
 
   // Continuous actions: one Gaussian per dimension; the entropy does not depend on the state.
   const logStd = outputs.logStd;
   for (let j = 0; j < continuous; j++) {
-    entropySum += (n * gaussianEntropy(logStd[j])) / continuous;
-    if (gradients) gradients.logStd[j] += (entropyScale * n * gaussianEntropyByLogStd(logStd[j])) / continuous;
+    entropySum += (maskSum * gaussianEntropy(logStd[j])) / continuous;
+    if (gradients) gradients.logStd[j] += (entropyScale * maskSum * gaussianEntropyByLogStd(logStd[j])) / continuous;
     for (let i = 0; i < n; i++) {
+      if (masks[i] === 0) continue;
       const action = batch.continuousActions[i * continuous + j];
       const mean = outputs.means[j * n + i];
       const logProb = gaussianLogProb(action, mean, logStd[j]);
@@ -113,6 +125,7 @@ export function ppoLoss(
   let firstRow = 0;
   branches.forEach((size, b) => {
     for (let i = 0; i < n; i++) {
+      if (masks[i] === 0) continue;
       for (let k = 0; k < size; k++) {
         logits[k] = outputs.logits[(firstRow + k) * n + i];
         allowed[k] = batch.actionMasks ? batch.actionMasks[i * maskWidth + firstRow + k] : 1;
@@ -144,15 +157,16 @@ export function ppoLoss(
     const oldValues = batch.oldValues[name];
     let errorSum = 0;
     for (let i = 0; i < n; i++) {
+      if (masks[i] === 0) continue;
       const [error, byValue] = clippedValueError(values[i], oldValues[i], returns[i], epsilon);
       errorSum += error;
-      if (gradients) gradients.values[s][i] += (0.5 * byValue) / (n * rewardSignals.length);
+      if (gradients) gradients.values[s][i] += (0.5 * byValue) / (counted * rewardSignals.length);
     }
-    valueLoss += errorSum / n / rewardSignals.length;
+    valueLoss += errorSum / counted / rewardSignals.length;
   });
 
-  const policyLoss = -objectiveSum / (n * columns);
-  const entropy = entropySum / n;
+  const policyLoss = -objectiveSum / (counted * columns);
+  const entropy = entropySum / counted;
   return { policyLoss, valueLoss, entropy, loss: policyLoss + 0.5 * valueLoss - beta * entropy };
 }
 

@@ -70,6 +70,7 @@ export class PpoOptimizer {
     const model = this.model;
     const { gradient, loss } = model.computeGradient(batch.observations, batch.count, (outputs, gradients) =>
       ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients),
+      batch.sequences,
     );
     const { policyLoss, valueLoss, loss: total } = loss;
     if (!Number.isFinite(total)) {

@@ -2,11 +2,16 @@
  * One PPO update over a full update buffer (upstream's PPOTrainer._update_policy): advantages
  * standardized over the buffer, then num_epoch passes of shuffled minibatches of batch_size, one
  * optimizer step each. Shared by the trainer (threaded: false) and the update worker (threaded: true).
+ *
+ * With memory the buffer holds whole sequences (the trainer appends each trajectory padded to a
+ * multiple of sequence_length): the shuffle moves whole sequences, a minibatch is batch_size
+ * rounded down to whole sequences, and each sequence starts from the memories stored at its first
+ * step; the padding's mask 0 keeps it out of the loss.
  */
 import type { PPOSettings } from '../../config/settings';
 import type { BehaviorSpec } from '../../env/behavior-spec';
 import { ActorCritic } from '../../networks/actor-critic';
-import { AgentBuffer, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
+import { AgentBuffer, BufferColumn, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
 import { PpoMinibatch } from './loss';
 import { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
@@ -42,7 +47,10 @@ export function updateOnBuffer(
   random: () => number,
   step: number,
 ): PpoUpdateMeans {
-  const { batch_size: batchSize, num_epoch: numEpoch } = hyperparameters;
+  const { num_epoch: numEpoch } = hyperparameters;
+  const sequenceLength = optimizer.model.options.network.memory?.sequence_length ?? 1;
+  // As upstream: at least one sequence, and whole ones.
+  const batchSize = Math.max(hyperparameters.batch_size - (hyperparameters.batch_size % sequenceLength), sequenceLength);
   const advantages = buffer.get(BufferKey.ADVANTAGES);
   advantages.set(standardized(advantages.rows), 1);
 
@@ -50,9 +58,9 @@ export function updateOnBuffer(
   const totals = new Map<keyof PpoUpdateStats, { sum: number; count: number }>();
   const batchCount = Math.floor(buffer.numExperiences / batchSize);
   for (let epoch = 0; epoch < numEpoch; epoch++) {
-    buffer.shuffle(1, random);
+    buffer.shuffle(sequenceLength, random);
     for (let b = 0; b < batchCount; b++) {
-      const minibatch = minibatchOf(buffer.makeMiniBatch(b * batchSize, (b + 1) * batchSize), signals);
+      const minibatch = minibatchOf(buffer.makeMiniBatch(b * batchSize, (b + 1) * batchSize), signals, optimizer.model.memorySize > 0 ? sequenceLength : null);
       const stats = optimizer.update(minibatch, step);
       for (const key of Object.keys(stats) as Array<keyof PpoUpdateStats>) {
         const total = totals.get(key) ?? { sum: 0, count: 0 };
@@ -65,7 +73,8 @@ export function updateOnBuffer(
   return new Map([...totals].map(([key, { sum, count }]) => [key, sum / count]));
 }
 
-function minibatchOf(batch: AgentBuffer, signals: readonly string[]): PpoMinibatch {
+/** A minibatch's arrays; `sequenceLength` with memory (null without). */
+function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLength: number | null): PpoMinibatch {
   const count = batch.numExperiences;
   const rows = (key: string): Float32Array => (batch.has(key) ? batch.get(key).rows : new Float32Array(0));
   const returns: Record<string, Float32Array> = {};
@@ -85,7 +94,26 @@ function minibatchOf(batch: AgentBuffer, signals: readonly string[]): PpoMinibat
     advantages: rows(BufferKey.ADVANTAGES),
     returns,
     oldValues,
+    ...(sequenceLength === null
+      ? {}
+      : {
+          masks: rows(BufferKey.MASKS),
+          sequences: {
+            length: sequenceLength,
+            actor: sequenceStarts(batch.get(BufferKey.MEMORY), sequenceLength),
+            critic: sequenceStarts(batch.get(BufferKey.CRITIC_MEMORY), sequenceLength),
+          },
+        }),
   };
+}
+
+/** The rows of `column` at the start of each sequence: every sequenceLength-th, from the first. */
+export function sequenceStarts(column: BufferColumn, sequenceLength: number): Float32Array {
+  const width = column.width;
+  const count = Math.ceil(column.length / sequenceLength);
+  const starts = new Float32Array(count * width);
+  for (let s = 0; s < count; s++) starts.set(column.row(s * sequenceLength), s * width);
+  return starts;
 }
 
 /** The obs:i keys of a buffer, in observation order. */

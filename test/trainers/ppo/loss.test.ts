@@ -117,4 +117,62 @@ describe('ppoLoss', () => {
     // The forbidden logit gets no gradient.
     expect(gradients.logits[2]).toBe(0);
   });
+  it('leaves sequence padding (mask 0) out of every mean and gradient, as upstream masked_mean', () => {
+    // Hybrid actions: one Gaussian dimension and a branch of 3; samples 2 and 4 are padding.
+    const spec = new ActionSpec(1, [3]);
+    const n = 5;
+    const random = (k: number) => Math.sin(12.9898 * k) * 0.8;
+    const full: HeadOutputs = {
+      count: n,
+      means: Float32Array.from({ length: n }, (_, i) => random(i + 1)),
+      logStd: new Float32Array([-0.3]),
+      logits: Float32Array.from({ length: 3 * n }, (_, k) => random(k + 20)),
+      values: [Float32Array.from({ length: n }, (_, i) => random(i + 40))],
+    };
+    const batch: PpoMinibatch = {
+      count: n,
+      observations: [],
+      continuousActions: Float32Array.from({ length: n }, (_, i) => random(i + 60)),
+      discreteActions: Int32Array.from({ length: n }, (_, i) => i % 3),
+      actionMasks: null,
+      oldContinuousLogProbs: Float32Array.from({ length: n }, (_, i) => -1 + random(i + 80) * 0.2),
+      oldDiscreteLogProbs: Float32Array.from({ length: n }, (_, i) => -1.1 + random(i + 90) * 0.2),
+      advantages: Float32Array.from({ length: n }, (_, i) => random(i + 100) * 2),
+      returns: { extrinsic: Float32Array.from({ length: n }, (_, i) => random(i + 120)) },
+      oldValues: { extrinsic: Float32Array.from({ length: n }, (_, i) => random(i + 140)) },
+      masks: new Float32Array([1, 1, 0, 1, 0]),
+    };
+    const kept = [0, 1, 3];
+    const pick = (a: Float32Array, width = 1) => Float32Array.from(kept.flatMap((i) => Array.from(a.subarray(i * width, (i + 1) * width))));
+    // The same loss on the three real samples alone, no masks.
+    const logitsOfKept = new Float32Array(3 * kept.length);
+    for (let k = 0; k < 3; k++) kept.forEach((i, j) => (logitsOfKept[k * kept.length + j] = full.logits[k * n + i]));
+    const alone: HeadOutputs = { count: 3, means: pick(full.means), logStd: full.logStd, logits: logitsOfKept, values: [pick(full.values[0])] };
+    const aloneBatch: PpoMinibatch = {
+      ...batch,
+      count: 3,
+      continuousActions: pick(batch.continuousActions),
+      discreteActions: Int32Array.from(kept, (i) => batch.discreteActions[i]),
+      oldContinuousLogProbs: pick(batch.oldContinuousLogProbs),
+      oldDiscreteLogProbs: pick(batch.oldDiscreteLogProbs),
+      advantages: pick(batch.advantages),
+      returns: { extrinsic: pick(batch.returns.extrinsic) },
+      oldValues: { extrinsic: pick(batch.oldValues.extrinsic) },
+      masks: undefined,
+    };
+    const gradients = zerosLike(full);
+    const aloneGradients = zerosLike(alone);
+    const masked = ppoLoss(full, batch, spec, ['extrinsic'], 0.2, 0.01, gradients);
+    const expected = ppoLoss(alone, aloneBatch, spec, ['extrinsic'], 0.2, 0.01, aloneGradients);
+    expect(masked.loss).toBeCloseTo(expected.loss, 6);
+    expect(masked.policyLoss).toBeCloseTo(expected.policyLoss, 6);
+    expect(masked.valueLoss).toBeCloseTo(expected.valueLoss, 6);
+    expect(masked.entropy).toBeCloseTo(expected.entropy, 6);
+    expect(Array.from(pick(gradients.means))).toEqual(Array.from(aloneGradients.means).map((v) => expect.closeTo(v, 6)));
+    expect(gradients.means[2]).toBe(0);
+    expect(gradients.values[0][4]).toBe(0);
+    expect(gradients.logits[2 * n + 2]).toBe(0);
+    expect(gradients.logStd[0]).toBeCloseTo(aloneGradients.logStd[0], 6);
+    expect(gradients.logits[1 * n + 3]).toBeCloseTo(aloneGradients.logits[1 * 3 + 2], 6);
+  });
 });
