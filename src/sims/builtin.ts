@@ -12,6 +12,7 @@ const BUILTIN_FILES: Readonly<Record<string, string>> = {
   '3DBall': 'envs/ball3d.js',
   Basic: 'envs/basic.js',
   GridWorld: 'envs/gridworld.js',
+  Hallway: 'envs/hallway.js',
   Scripted: 'scripted-env.js',
   SimpleGoal: 'envs/simple-goal.js',
   Visual3DBall: 'envs/visual3dball.js',

@@ -12,11 +12,12 @@ import { SimDefinition } from '../../src/sims/sdk/run-environment';
 import { BALL3D } from '../../src/sims/envs/ball3d';
 import { BASIC } from '../../src/sims/envs/basic';
 import { GRIDWORLD } from '../../src/sims/envs/gridworld';
+import { HALLWAY } from '../../src/sims/envs/hallway';
 import { VISUAL3DBALL } from '../../src/sims/envs/visual3dball';
 import { REFERENCE_CONFIGS } from '../config/config-helpers';
 
 const CONFIG = path.resolve(__dirname, '../../config');
-const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, VISUAL3DBALL].map((d) => [d.name, d]));
+const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, HALLWAY, VISUAL3DBALL].map((d) => [d.name, d]));
 
 /** config/<trainer>/<Environment>.yaml, for every built-in environment that has one. */
 const configs = ['ppo', 'sac'].flatMap((trainer) =>
@@ -34,9 +35,9 @@ function behaviorNamesOf(definition: SimDefinition): string[] {
 }
 
 describe('config/ for the built-in environments', () => {
-  it('has the configurations of GridWorld and Visual3DBall', () => {
+  it('has the configurations of GridWorld, Hallway and Visual3DBall', () => {
     const names = configs.map((c) => `${c.trainer}/${c.environment}`);
-    expect(names).toEqual(expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Visual3DBall']));
+    expect(names).toEqual(expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Visual3DBall']));
   });
 
   it.each(configs.map((c) => [`${c.trainer}/${c.environment}`, c] as const))(

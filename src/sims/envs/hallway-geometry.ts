@@ -1,0 +1,121 @@
+/**
+ * Top-down geometry for Hallway: axis-aligned boxes on the floor plane (x across, z along), a
+ * round agent that slides among them, and the sphere casts of a ray perception sensor, which
+ * seen from above are circles swept along a line. Only what Hallway needs, exact for it.
+ */
+
+/** An axis-aligned box seen from above. */
+export interface Box {
+  readonly minX: number;
+  readonly maxX: number;
+  readonly minZ: number;
+  readonly maxZ: number;
+}
+
+export function boxAround(centerX: number, centerZ: number, sizeX: number, sizeZ: number): Box {
+  return { minX: centerX - sizeX / 2, maxX: centerX + sizeX / 2, minZ: centerZ - sizeZ / 2, maxZ: centerZ + sizeZ / 2 };
+}
+
+/** The point of `box` nearest to (x, z) (the point itself when inside). */
+export function nearestPoint(box: Box, x: number, z: number): { x: number; z: number } {
+  return { x: Math.min(box.maxX, Math.max(box.minX, x)), z: Math.min(box.maxZ, Math.max(box.minZ, z)) };
+}
+
+/** Distance from (x, z) to the box, 0 inside it. */
+export function distanceToBox(box: Box, x: number, z: number): number {
+  const near = nearestPoint(box, x, z);
+  return Math.hypot(x - near.x, z - near.z);
+}
+
+/**
+ * Where a ray from (x, z) along the unit direction (dx, dz) enters the box, as a distance along
+ * the ray; Infinity when it misses or the box lies behind. The start is taken to be outside.
+ */
+function rayEntersBox(x: number, z: number, dx: number, dz: number, box: Box): number {
+  let near = -Infinity;
+  let far = Infinity;
+  for (const [origin, direction, low, high] of [
+    [x, dx, box.minX, box.maxX],
+    [z, dz, box.minZ, box.maxZ],
+  ] as const) {
+    if (Math.abs(direction) < 1e-12) {
+      if (origin < low || origin > high) return Infinity;
+      continue;
+    }
+    const a = (low - origin) / direction;
+    const b = (high - origin) / direction;
+    near = Math.max(near, Math.min(a, b));
+    far = Math.min(far, Math.max(a, b));
+  }
+  return near <= far && near >= 0 ? near : Infinity;
+}
+
+/** Where a ray from (x, z) along the unit direction (dx, dz) enters a circle; Infinity if never. */
+function rayEntersCircle(x: number, z: number, dx: number, dz: number, cx: number, cz: number, radius: number): number {
+  const ox = x - cx;
+  const oz = z - cz;
+  const b = ox * dx + oz * dz;
+  const c = ox * ox + oz * oz - radius * radius;
+  const discriminant = b * b - c;
+  if (discriminant < 0) return Infinity;
+  const t = -b - Math.sqrt(discriminant);
+  return t >= 0 ? t : Infinity;
+}
+
+/**
+ * How far a circle of `radius` centered at (x, z) travels along the unit direction (dx, dz)
+ * before it touches the box: Infinity when it never does. As a physics sphere cast, a box the
+ * circle already overlaps at the start is not seen. The swept circle meets the box where the
+ * center ray meets the box grown by the radius with rounded corners: two stretched boxes and
+ * four corner circles.
+ */
+export function circleCast(x: number, z: number, dx: number, dz: number, radius: number, box: Box): number {
+  if (distanceToBox(box, x, z) < radius - 1e-9) return Infinity;
+  const wide = { minX: box.minX - radius, maxX: box.maxX + radius, minZ: box.minZ, maxZ: box.maxZ };
+  const deep = { minX: box.minX, maxX: box.maxX, minZ: box.minZ - radius, maxZ: box.maxZ + radius };
+  let best = Math.min(rayEntersBox(x, z, dx, dz, wide), rayEntersBox(x, z, dx, dz, deep));
+  for (const cx of [box.minX, box.maxX]) {
+    for (const cz of [box.minZ, box.maxZ]) best = Math.min(best, rayEntersCircle(x, z, dx, dz, cx, cz, radius));
+  }
+  return best;
+}
+
+/**
+ * Pushes a circle out of a solid box it overlaps, and takes away the part of its velocity that
+ * points into the box (a contact without bounce). Returns whether they were in contact.
+ */
+export function pushOut(
+  body: { x: number; z: number; vx: number; vz: number },
+  radius: number,
+  box: Box,
+): boolean {
+  const near = nearestPoint(box, body.x, body.z);
+  let nx = body.x - near.x;
+  let nz = body.z - near.z;
+  const distance = Math.hypot(nx, nz);
+  if (distance >= radius) return false;
+  let depth: number;
+  if (distance > 1e-9) {
+    nx /= distance;
+    nz /= distance;
+    depth = radius - distance;
+  } else {
+    // The center is inside the box: leave by the nearest side.
+    const exits = [
+      { nx: -1, nz: 0, depth: body.x - box.minX + radius },
+      { nx: 1, nz: 0, depth: box.maxX - body.x + radius },
+      { nx: 0, nz: -1, depth: body.z - box.minZ + radius },
+      { nx: 0, nz: 1, depth: box.maxZ - body.z + radius },
+    ];
+    const exit = exits.reduce((a, b) => (b.depth < a.depth ? b : a));
+    ({ nx, nz, depth } = exit);
+  }
+  body.x += nx * depth;
+  body.z += nz * depth;
+  const inward = body.vx * nx + body.vz * nz;
+  if (inward < 0) {
+    body.vx -= inward * nx;
+    body.vz -= inward * nz;
+  }
+  return true;
+}
