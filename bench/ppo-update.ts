@@ -10,7 +10,10 @@
  * encoder, 1 x 128, buffer 256, batch 32, 3 epochs), (b) nature_cnn and (c) resnet on a 3x84x84
  * camera (1 x 256, buffer 1024, batch 64, 3 epochs), against ML-Agents' Python trainer measured
  * here with its own optimizer; and acting for 12 agents with one 84x84 camera each.
- * Options: --backends wasm,cpu  --min-seconds 2  --visual-only
+ * Then a recurrent row on the wasm backend: one PPO update on Hallway's settings (108 vector
+ * values, one branch of 5, 2 x 128, memory_size 128, sequence_length 64, buffer 1024, batch 128,
+ * 3 epochs) against ML-Agents' optimizer measured here, and acting for 12 agents with memory.
+ * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only
  */
 import { parseArgs } from 'util';
 import { memoryLogger } from '../src/common/logger';
@@ -21,7 +24,7 @@ import { SeededRandom } from '../src/common/random';
 import { PpoMinibatch } from '../src/trainers/ppo/loss';
 import { PpoOptimizer, PpoOptimizerSettings } from '../src/trainers/ppo/optimizer';
 import { ReferencePpoUpdate } from '../test/helpers/ppo-reference-update';
-import type { EncoderType } from '../src/config/settings';
+import type { EncoderType, MemorySettings } from '../src/config/settings';
 import { observationSize } from '../src/env/behavior-spec';
 import { printTable } from './table';
 
@@ -45,9 +48,16 @@ const SETTINGS: PpoOptimizerSettings = {
   maxSteps: 500000,
 };
 
-function newModel(spec = SPEC, hiddenUnits = 128, numLayers = 2, encoder: EncoderType = 'simple', normalize = true): ActorCritic {
+function newModel(
+  spec = SPEC,
+  hiddenUnits = 128,
+  numLayers = 2,
+  encoder: EncoderType = 'simple',
+  normalize = true,
+  memory: MemorySettings | null = null,
+): ActorCritic {
   return new ActorCritic(spec, {
-    network: { normalize, hidden_units: hiddenUnits, num_layers: numLayers, vis_encode_type: encoder, memory: null, goal_conditioning_type: 'hyper', deterministic: false },
+    network: { normalize, hidden_units: hiddenUnits, num_layers: numLayers, vis_encode_type: encoder, memory, goal_conditioning_type: 'hyper', deterministic: false },
     rewardSignals: ['extrinsic'],
     sharedCritic: false,
     seed: 1,
@@ -152,11 +162,49 @@ async function main(): Promise<void> {
       backends: { type: 'string', default: 'wasm,cpu' },
       'min-seconds': { type: 'string', default: '2' },
       'visual-only': { type: 'boolean', default: false },
+      'recurrent-only': { type: 'boolean', default: false },
     },
   });
   const minSeconds = Number(values['min-seconds']);
-  if (!values['visual-only']) await vectorBenchmarks(values.backends as string, minSeconds);
-  await visualBenchmarks(minSeconds);
+  const only = values['visual-only'] || values['recurrent-only'];
+  if (!only) await vectorBenchmarks(values.backends as string, minSeconds);
+  if (!values['recurrent-only']) await visualBenchmarks(minSeconds);
+  if (!values['visual-only']) await recurrentBenchmark(minSeconds);
+}
+
+/** ML-Agents' Python trainer on Hallway's settings, ms per minibatch, measured on this machine with its own optimizer. */
+const HALLWAY_ML_AGENTS_MS = 136;
+
+/** One PPO update on Hallway's settings, and acting for 12 agents with memory (wasm backend). */
+async function recurrentBenchmark(minSeconds: number): Promise<void> {
+  await selectBackend('wasm', memoryLogger());
+  const memory = { memory_size: 128, sequence_length: 64 };
+  const spec: BehaviorSpec = {
+    observationSpecs: [{ shape: [108], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'rays' }],
+    actionSpec: ActionSpec.createDiscrete([5]),
+  };
+  const model = newModel(spec, 128, 2, 'simple', false, memory);
+  const batch = 128;
+  const sequences = batch / memory.sequence_length;
+  const random = new SeededRandom(3);
+  const memories = () => new Float32Array(sequences * memory.memory_size).map(() => 0.3 * random.gaussian());
+  const batches: PpoMinibatch[] = Array.from({ length: 4 }, () => {
+    const base = minibatches(model, 1, spec, batch)[0];
+    return { ...base, masks: new Float32Array(batch).fill(1), sequences: { length: memory.sequence_length, actor: memories(), critic: memories() } };
+  });
+  const optimizer = new PpoOptimizer(model, SETTINGS);
+  const ms = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
+  const perUpdate = (1024 / batch) * 3;
+  const agents = [new Float32Array(12 * 108).map(() => random.gaussian())];
+  const agentMemories = new Float32Array(12 * memory.memory_size);
+  const act = measure(() => model.act(agents, 12, null, { memories: agentMemories }), minSeconds / 2);
+  model.dispose();
+  printTable(
+    'PPO update with memory (wasm backend): Hallway, 108 values, discrete 5, 2x128, memory 128, sequence 64, buffer 1024, batch 128, 3 epochs',
+    ['case', 'ms/minibatch', 's/update', 'ML-Agents ms/minibatch', 'x faster'],
+    [['Hallway', ms.toFixed(1), ((ms * perUpdate) / 1000).toFixed(2), String(HALLWAY_ML_AGENTS_MS), (HALLWAY_ML_AGENTS_MS / ms).toFixed(1)]],
+  );
+  console.log(`act(), 12 agents with memory (Hallway's network): ${act.toFixed(2)} ms`);
 }
 
 async function vectorBenchmarks(backends: string, minSeconds: number): Promise<void> {

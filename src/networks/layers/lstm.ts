@@ -117,12 +117,7 @@ export class Lstm {
         // The previous hidden and cell states: the initial memories at the first step.
         const previousHidden = t === 0 ? memories.subarray(b * 2 * h, b * 2 * h + h) : hidden.subarray((row - 1) * h, row * h);
         const previousCell = t === 0 ? memories.subarray(b * 2 * h + h, (b + 1) * 2 * h) : cells.subarray((row - 1) * h, row * h);
-        for (let k = 0; k < 4 * h; k++) {
-          let sum = projection[x + k];
-          const wh = k * h;
-          for (let j = 0; j < h; j++) sum += wHh[wh + j] * previousHidden[j];
-          z[k] = sum;
-        }
+        for (let k = 0; k < 4 * h; k++) z[k] = projection[x + k] + dot(wHh, k * h, previousHidden, 0, h);
         const g4 = row * 4 * h;
         for (let j = 0; j < h; j++) {
           const i = sigmoid(z[j]);
@@ -164,15 +159,14 @@ export class Lstm {
     if (pass === null) throw new Error('The LSTM\'s backward needs a kept forward pass first.');
     const { batch, steps, input, initialMemories, gates, cells, cellTanh, hidden } = pass;
     const h = this.hiddenSize;
-    const wHh = blockValues(parameters, this.weightHh);
-    const dWHh = blockValues(gradient, this.weightHh).fill(0);
-    const dBIh = blockValues(gradient, this.biasIh).fill(0);
-    const dBHh = blockValues(gradient, this.biasHh).fill(0);
+    // W_hh transposed (H x 4H): each hidden unit's gradient is then one contiguous dot product.
+    const wHhT = new Float32Array(4 * h * h);
+    transposeInto(blockValues(parameters, this.weightHh), 4 * h, h, wHhT);
     const memoryGradient = new Float32Array(batch * 2 * h);
     const rows = batch * steps;
     // Every step's gradient with respect to its gates' pre-activations, (batch x steps) x 4H.
     const gateGradients = new Float32Array(rows * 4 * h);
-    const dz = new Float64Array(4 * h);
+    const dz = new Float32Array(4 * h);
     const dHidden = new Float64Array(h);
     const dCell = new Float64Array(h);
     for (let b = 0; b < batch; b++) {
@@ -184,7 +178,6 @@ export class Lstm {
       for (let t = steps - 1; t >= 0; t--) {
         const row = b * steps + t;
         const g4 = row * 4 * h;
-        const previousHidden = t === 0 ? initialMemories.subarray(b * 2 * h, b * 2 * h + h) : hidden.subarray((row - 1) * h, row * h);
         const previousCell = t === 0 ? initialMemories.subarray(b * 2 * h + h, (b + 1) * 2 * h) : cells.subarray((row - 1) * h, row * h);
         for (let j = 0; j < h; j++) {
           const i = gates[g4 + j];
@@ -201,26 +194,27 @@ export class Lstm {
           // The cell state's gradient one step back goes through the forget gate.
           dCell[j] = dc * f;
         }
-        dHidden.fill(0);
-        for (let k = 0; k < 4 * h; k++) {
-          const d = dz[k];
-          gateGradients[g4 + k] = d;
-          if (d === 0) continue;
-          dBIh[k] += d;
-          dBHh[k] += d;
-          const wh = k * h;
-          for (let j = 0; j < h; j++) {
-            dWHh[wh + j] += d * previousHidden[j];
-            dHidden[j] += d * wHh[wh + j];
-          }
-        }
+        for (let k = 0; k < 4 * h; k++) gateGradients[g4 + k] = dz[k];
+        for (let j = 0; j < h; j++) dHidden[j] = dot(wHhT, j * 4 * h, dz, 0, 4 * h);
       }
       for (let j = 0; j < h; j++) {
         memoryGradient[b * 2 * h + j] = dHidden[j];
         memoryGradient[b * 2 * h + h + j] = dCell[j];
       }
     }
-    const inputGradient = this.inputProjectionBackward(gateGradients, input, rows, parameters, gradient, needInput);
+    // What does not recur, over all steps at once: both biases' gradient (the gates' gradients
+    // summed) and dW_hh = dz^T h_prev as one product, like dW_ih.
+    const dBIh = blockValues(gradient, this.biasIh).fill(0);
+    for (let row = 0; row < rows; row++) {
+      for (let k = 0; k < 4 * h; k++) dBIh[k] += gateGradients[row * 4 * h + k];
+    }
+    blockValues(gradient, this.biasHh).set(dBIh);
+    const previousHidden = new Float32Array(rows * h);
+    for (let b = 0; b < batch; b++) {
+      previousHidden.set(initialMemories.subarray(b * 2 * h, b * 2 * h + h), b * steps * h);
+      previousHidden.set(hidden.subarray(b * steps * h, ((b + 1) * steps - 1) * h), (b * steps + 1) * h);
+    }
+    const inputGradient = this.inputProjectionBackward(gateGradients, input, previousHidden, rows, parameters, gradient, needInput);
     return { input: inputGradient, memories: memoryGradient };
   }
 
@@ -238,10 +232,14 @@ export class Lstm {
     return projection;
   }
 
-  /** From the gates' gradients (rows x 4H): dW_ih = dz^T x into `gradient`, and dx = dz W_ih when asked. */
+  /**
+   * From the gates' gradients (rows x 4H): dW_ih = dz^T x and dW_hh = dz^T h_prev into
+   * `gradient`, and dx = dz W_ih when asked.
+   */
   private inputProjectionBackward(
     gateGradients: Float32Array,
     input: Float32Array,
+    previousHidden: Float32Array,
     rows: number,
     parameters: Float32Array,
     gradient: Float32Array,
@@ -254,7 +252,9 @@ export class Lstm {
     const inputGradient = needInput ? new Float32Array(rows * this.inputs) : null;
     tf.tidy(() => {
       const x = tf.tensor2d(input, [rows, this.inputs]);
-      copyTensorInto(tf.matMul(tf.tensor2d(gateGradientsT, [gates, rows]), x), gradient, this.weightIh.offset);
+      const dz = tf.tensor2d(gateGradientsT, [gates, rows]);
+      copyTensorInto(tf.matMul(dz, x), gradient, this.weightIh.offset);
+      copyTensorInto(tf.matMul(dz, tf.tensor2d(previousHidden, [rows, this.hiddenSize])), gradient, this.weightHh.offset);
       if (inputGradient !== null) {
         const weights = tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]);
         copyTensorInto(tf.matMul(tf.tensor2d(gateGradients, [rows, gates]), weights), inputGradient);
@@ -297,6 +297,23 @@ export class Lstm {
     );
     return { output, hidden, cell };
   }
+}
+
+/** The dot product of a[aStart ..] and b[bStart ..] over `length` values, four at a time (the recurrence's hot loop). */
+function dot(a: ArrayLike<number>, aStart: number, b: ArrayLike<number>, bStart: number, length: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let j = 0;
+  for (; j + 3 < length; j += 4) {
+    s0 += a[aStart + j] * b[bStart + j];
+    s1 += a[aStart + j + 1] * b[bStart + j + 1];
+    s2 += a[aStart + j + 2] * b[bStart + j + 2];
+    s3 += a[aStart + j + 3] * b[bStart + j + 3];
+  }
+  for (; j < length; j++) s0 += a[aStart + j] * b[bStart + j];
+  return s0 + s1 + s2 + s3;
 }
 
 function sigmoid(x: number): number {
