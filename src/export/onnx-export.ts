@@ -6,22 +6,29 @@
  *   inputs   obs_0 .. obs_<n-1>  float [batch, size]       one per observation, in spec order
  *                                float [batch, C, H, W]    (an image, channel first)
  *            action_masks        float [batch, sum of branch sizes]   only with discrete actions
+ *            recurrent_in        float [batch, 1, memory_size]   only with memory: [h | c] of each agent
  *   outputs  version_number      float [1]   3 (MLAgents2_0)
- *            memory_size         float [1]   0 (no recurrent memory)
+ *            memory_size         float [1]   network_settings.memory.memory_size; 0 without memory
  *            continuous_actions  float [batch, size]   sampled, clipped to [-3, 3] and divided by 3
  *            continuous_action_output_shape   float [1]   the continuous size
  *            deterministic_continuous_actions float [batch, size]   the means, clipped and scaled
  *            discrete_actions    int64 [batch, branches]   sampled from the masked softmax
  *            discrete_action_output_shape     float [1, branches]   each branch's size
  *            deterministic_discrete_actions   int64 [batch, branches]   each branch's argmax
+ *            recurrent_out       float [batch, 1, memory_size]   only with memory: [h | c] after the step
  * The continuous outputs exist only with continuous actions, the discrete ones only with
- * discrete actions; opset 9, as upstream's SerializationSettings.onnx_opset.
+ * discrete actions; opset 9, as upstream's SerializationSettings.onnx_opset. The memory tensors
+ * are [batch, 1, memory_size] because Unity's RecurrentInputGenerator writes, and its memory
+ * applier reads, element [agent, 0, j]; upstream's export traces them that way (its dummy
+ * memories are [1, 1, memory_size], the batch dynamic).
  *
  * Everything the policy does between observations and actions lives in the graph, as in
  * upstream's: the running normalization (with its statistics frozen as constants), the actor's
- * network body (each of its layers writes its own nodes), its heads, Gaussian sampling (RandomNormalLike), action clipping, masking of forbidden discrete
+ * network body (each of its layers writes its own nodes), with memory one step of its LSTM,
+ * its heads, Gaussian sampling (RandomNormalLike), action clipping, masking of forbidden discrete
  * actions (logit * mask - 1e8 * (1 - mask)) and categorical sampling (Multinomial over the log
- * probabilities). The value heads are left out: inference needs only the actor.
+ * probabilities). The value heads are left out: inference needs only the actor, and the
+ * memories are the actor's alone (upstream's export_memory_size), as Unity carries one set per agent.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -40,8 +47,6 @@ export const ONNX_OPSET = 9;
 export const ONNX_IR_VERSION = 4;
 /** Upstream's ModelVersionNumber of the models Unity's package 2.x reads (MLAgents2_0). */
 export const MODEL_VERSION_NUMBER = 3;
-/** What Unity reads from memory_size: these policies keep no recurrent memory. */
-export const MEMORY_SIZE = 0;
 
 /** Upstream's TensorNames: what Unity looks for in the model. */
 export const TensorNames = {
@@ -49,6 +54,8 @@ export const TensorNames = {
   actionMasks: 'action_masks',
   versionNumber: 'version_number',
   memorySize: 'memory_size',
+  recurrentIn: 'recurrent_in',
+  recurrentOut: 'recurrent_out',
   continuousActions: 'continuous_actions',
   continuousActionOutputShape: 'continuous_action_output_shape',
   deterministicContinuousActions: 'deterministic_continuous_actions',
@@ -63,13 +70,22 @@ const { FLOAT, INT64 } = onnx.TensorProto.DataType;
 export function exportPolicy(model: ActorCritic, spec: BehaviorSpec): Uint8Array {
   checkModelFitsSpec(model, spec);
   const graph = new OnnxGraphBuilder();
-  const encoded = encodedObservations(graph, model, spec);
+  const { continuousSize, discreteBranches } = spec.actionSpec;
+  let encoded = encodedObservations(graph, model, spec);
+  // Upstream's input order: the observations, action_masks, then recurrent_in.
+  const masks =
+    discreteBranches.length > 0
+      ? graph.input(TensorNames.actionMasks, FLOAT, [BATCH_DIMENSION, discreteBranches.reduce((a, b) => a + b, 0)])
+      : null;
+  const memorySize = model.actorBody.memorySize;
+  let memoriesAfter: string | null = null;
+  if (memorySize > 0) ({ encoded, memoriesAfter } = memoryStep(graph, model, encoded));
 
   constantOutput(graph, TensorNames.versionNumber, [1], [MODEL_VERSION_NUMBER]);
-  constantOutput(graph, TensorNames.memorySize, [1], [MEMORY_SIZE]);
-  const { continuousSize, discreteBranches } = spec.actionSpec;
+  constantOutput(graph, TensorNames.memorySize, [1], [memorySize]);
   if (continuousSize > 0) continuousOutputs(graph, model, encoded, continuousSize);
-  if (discreteBranches.length > 0) discreteOutputs(graph, model, encoded, discreteBranches);
+  if (masks !== null) discreteOutputs(graph, model, encoded, discreteBranches, masks);
+  if (memoriesAfter !== null) graph.output(memoriesAfter, FLOAT, [BATCH_DIMENSION, 1, memorySize]);
 
   const modelProto: onnx.IModelProto = {
     irVersion: ONNX_IR_VERSION,
@@ -133,6 +149,34 @@ function encodedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: 
   return body.exportOnnx(graph, inputs, model.parameters);
 }
 
+/**
+ * One step of the actor's LSTM on the LinearEncoder's output `encoding` [batch, hidden], from
+ * recurrent_in [batch, 1, memory_size] ([h | c] per agent, as upstream's LSTM splits them):
+ * returns the LSTM's output [batch, memory_size / 2] for the heads and recurrent_out, the
+ * memories after the step in recurrent_in's layout. ONNX's LSTM runs sequence first, so the
+ * batch moves to the second axis and back; opset 9's Slice, Squeeze and Unsqueeze take their
+ * axes as attributes.
+ */
+function memoryStep(graph: OnnxGraphBuilder, model: ActorCritic, encoding: string): { encoded: string; memoriesAfter: string } {
+  const lstm = model.actorBody.memory!;
+  const h = lstm.hiddenSize;
+  const name = lstm.name;
+  const memories = graph.input(TensorNames.recurrentIn, FLOAT, [BATCH_DIMENSION, 1, lstm.memorySize]);
+  const sequenceFirst = graph.node('Transpose', [memories], `${name}.memories_in`, { perm: { ints: [1, 0, 2] } });
+  const half = (label: string, start: number) =>
+    graph.node('Slice', [sequenceFirst], `${name}.${label}`, { axes: { ints: [2] }, starts: { ints: [start] }, ends: { ints: [start + h] } });
+  const initialHidden = half('h0', 0);
+  const initialCell = half('c0', h);
+  // A sequence of one step: [1, batch, hidden].
+  const steps = graph.node('Unsqueeze', [encoding], `${name}.input`, { axes: { ints: [0] } });
+  const out = lstm.exportOnnx(graph, steps, initialHidden, initialCell, model.parameters);
+  // Y is [steps = 1, directions = 1, batch, H].
+  const encoded = graph.node('Squeeze', [out.output], `${name}.output`, { axes: { ints: [0, 1] } });
+  const after = graph.node('Concat', [out.hidden, out.cell], `${name}.memories_out`, { axis: { int: 2 } });
+  const memoriesAfter = graph.node('Transpose', [after], TensorNames.recurrentOut, { perm: { ints: [1, 0, 2] } });
+  return { encoded, memoriesAfter };
+}
+
 /** One output part of the actor's head (actor.mu, actor.branches.<b>, ...) as its own Gemm. */
 function head(graph: OnnxGraphBuilder, model: ActorCritic, part: string, encoded: string): string {
   return model.actorHead.exportPartOnnx(graph, encoded, part, model.parameters);
@@ -179,9 +223,7 @@ function continuousOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded:
   graph.output(clipped(mean, TensorNames.deterministicContinuousActions), FLOAT, [BATCH_DIMENSION, size]);
 }
 
-function discreteOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded: string, branches: readonly number[]): void {
-  const maskWidth = branches.reduce((a, b) => a + b, 0);
-  const masks = graph.input(TensorNames.actionMasks, FLOAT, [BATCH_DIMENSION, maskWidth]);
+function discreteOutputs(graph: OnnxGraphBuilder, model: ActorCritic, encoded: string, branches: readonly number[], masks: string): void {
   const one = graph.floats('mask.one', [], [1]);
   const penalty = graph.floats('mask.penalty', [], [MASK_PENALTY]);
   const samples: string[] = [];
