@@ -8,11 +8,15 @@
  *   (d) built-in Basic with config/ppo/Basic.yaml for 40000 steps: when its mean reward reaches 0.8;
  *   (e) with --visual, instead of the rest: built-in GridWorld and Visual3DBall with their config/ppo
  *       files and budgets, each stopped once its summary mean reward reaches the threshold;
+ *   (f) with --hallway, instead of the rest: built-in Hallway with config/ppo/Hallway.yaml (memory) and the
+ *       same config without its memory section, each up to --hallway-steps steps or until a summary's
+ *       mean reward reaches upstream's Hallway benchmark, 0.7;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
  *          --sac-3dball (also time SAC on 3DBall to a mean reward of 80)
  *          --visual (only (e): GridWorld and Visual3DBall with config/ppo's files, up to their max_steps: long)
+ *          --hallway memory,no-memory (only (f), the runs named; long)  --hallway-steps 2000000
  */
 import { spawn } from 'child_process';
 import * as fs from 'fs';
@@ -155,10 +159,12 @@ async function trainToThreshold(
   environment: string,
   threshold: number,
   maxSteps?: number,
+  change?: { readonly label: string; readonly apply: (settings: Record<string, unknown>) => void },
 ): Promise<string[]> {
   const cwd = tempDir(`bench-${environment}`);
   const config = YAML.parse(fs.readFileSync(configFile, 'utf8'));
   if (maxSteps !== undefined) config.behaviors[behavior].max_steps = maxSteps;
+  change?.apply(config.behaviors[behavior]);
   const file = path.join(cwd, path.basename(configFile));
   fs.writeFileSync(file, YAML.stringify(config));
   const args = [file, `--run-id=${environment}`, `--env=builtin:${environment}`, `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
@@ -169,7 +175,7 @@ async function trainToThreshold(
   const reached = reachedIn(run.output);
   const last = summaries[summaries.length - 1];
   return [
-    path.relative(ROOT, configFile),
+    path.relative(ROOT, configFile) + (change === undefined ? '' : ` ${change.label}`),
     String(config.behaviors[behavior].max_steps),
     run.wallSeconds.toFixed(1) + (run.exitCode === 0 ? '' : ` (exit code ${run.exitCode})`),
     reached ? `step ${reached.step} (${reached.elapsedSeconds.toFixed(1)} s)` : 'not reached',
@@ -206,9 +212,27 @@ async function main(): Promise<void> {
       backends: { type: 'string', default: 'wasm,cpu' },
       'sac-3dball': { type: 'boolean', default: false },
       visual: { type: 'boolean', default: false },
+      hallway: { type: 'string' },
+      'hallway-steps': { type: 'string', default: '2000000' },
     },
   });
   const seconds = Number(values.seconds);
+
+  if (values.hallway !== undefined) {
+    const config = path.join(ROOT, 'config', 'ppo', 'Hallway.yaml');
+    const steps = Number(values['hallway-steps']);
+    const withoutMemory = { label: 'without memory', apply: (settings: Record<string, unknown>) => delete (settings.network_settings as Record<string, unknown>).memory };
+    const rows: string[][] = [];
+    for (const run of values.hallway.split(',')) {
+      rows.push(await trainToThreshold(config, 'Hallway', 'Hallway', 0.7, steps, run === 'no-memory' ? withoutMemory : undefined));
+    }
+    printTable(
+      "(f) built-in Hallway, config/ppo/Hallway.yaml with and without its memory, to upstream's benchmark 0.7 (seed 1, wasm backend)",
+      ['config', 'max_steps', 'run wall s', 'first summary mean >= 0.7', 'last summary mean'],
+      rows,
+    );
+    return;
+  }
 
   if (values.visual) {
     printTable(
