@@ -28,11 +28,11 @@ const SPEC: BehaviorSpec = {
 };
 
 /** batch 4, buffer 8, 2 epochs: 9 experiences make 2 minibatches an epoch, 4 Adam steps an update. */
-function settings(threaded: boolean): PpoTrainerSettings {
+function settings(threaded: boolean, memory = false): PpoTrainerSettings {
   const { options } = load(
     'behaviors:\n  B:\n    trainer_type: ppo\n' +
       '    hyperparameters: {batch_size: 4, buffer_size: 8, num_epoch: 2}\n' +
-      '    network_settings: {num_layers: 1, hidden_units: 8, normalize: true}\n' +
+      `    network_settings: {num_layers: 1, hidden_units: 8, normalize: true${memory ? ', memory: {memory_size: 6, sequence_length: 2}' : ''}}\n` +
       `    max_steps: 1000\n    threaded: ${threaded}\n`,
   );
   return settingsForBehavior(options, 'B', memoryLogger()) as PpoTrainerSettings;
@@ -40,11 +40,11 @@ function settings(threaded: boolean): PpoTrainerSettings {
 
 const trainers: PpoTrainer[] = [];
 
-function trainer(threaded: boolean): PpoTrainer {
+function trainer(threaded: boolean, memory = false): PpoTrainer {
   const created = new PpoTrainer({
     behaviorName: 'B',
     spec: SPEC,
-    settings: settings(threaded),
+    settings: settings(threaded, memory),
     stats: new StatsRegistry().reporter('B'),
     seed: 3,
   });
@@ -57,6 +57,13 @@ function trajectory(actor: PpoTrainer, rewards: number[], salt: number): Traject
   const n = rewards.length;
   const obs = Float32Array.from({ length: n * 2 }, (_, i) => Math.sin(i + salt));
   const acted = actor.model.act([obs], n);
+  // With memory, each step's memories as acting carried them (the actions need not come from them here).
+  const size = actor.model.memorySize;
+  const memories = new Float32Array(n * size);
+  for (let t = 1; t < n && size > 0; t++) {
+    const before = memories.subarray((t - 1) * size, t * size);
+    memories.set(actor.model.act([obs.subarray(2 * (t - 1), 2 * t)], 1, null, { memories: before }).memories!, t * size);
+  }
   return new Trajectory({
     agentId: `agent_0-${salt}`,
     behaviorId: 'B',
@@ -72,6 +79,7 @@ function trajectory(actor: PpoTrainer, rewards: number[], salt: number): Traject
       rewards: Float32Array.from(rewards),
       groupRewards: new Float32Array(n),
       groupStatuses: Array.from({ length: n }, () => []),
+      ...(size > 0 ? { memories } : {}),
     },
     nextObs: [Float32Array.from([0.5, -0.5])],
     nextGroupObs: [],
@@ -134,6 +142,18 @@ describe('PpoTrainer with threaded: true', () => {
     expect(threaded.model.parameters).toEqual(inline.model.parameters);
     expect(threaded.optimizer.adam.firstMoment).toEqual(inline.optimizer.adam.firstMoment);
     expect(threaded.optimizer.adam.secondMoment).toEqual(inline.optimizer.adam.secondMoment);
+  });
+
+  it('with memory, updates on the same whole sequences and memories as the unthreaded trainer', async () => {
+    const threaded = trainer(true, true);
+    const inline = trainer(false, true);
+    const queues = new Map([threaded, inline].map((t) => [t, new AgentManagerQueue<ModelPolicy>('B')]));
+    // 5 and 4 steps: padded to 6 and 4 rows, whole sequences of 2.
+    const [threadedChanged, inlineChanged] = feed([threaded, inline], inline, [[0, 1, 0, 0, 1], [1, 0, 0, 1]], queues);
+    expect([threadedChanged, inlineChanged]).toEqual([false, true]);
+    await turnsUntilUpdated(threaded, queues.get(threaded)!);
+    expect(threaded.optimizer.adam.step).toBe(4);
+    expect(threaded.model.parameters).toEqual(inline.model.parameters);
   });
 
   it('finishUpdate() waits for the update in flight and applies it', async () => {
