@@ -31,6 +31,12 @@ import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, restoreOptimizerState } from './update-protocol';
 import { PpoUpdateThread } from './update-thread';
 
+/**
+ * The most agents whose critic memories are kept between trajectory pieces. An agent that leaves
+ * without ending its episode never frees its entry: past this many, the least recently updated go.
+ */
+export const MAX_CRITIC_MEMORIES = 10_000;
+
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
 
@@ -232,8 +238,12 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     const start = this.criticMemories.get(trajectory.agentId) ?? new Float32Array(this.model.memorySize);
     const estimates = this.model.criticValuesInSequences(observations, n, start, this.sequenceLength);
     buffer.get(BufferKey.CRITIC_MEMORY).set(estimates.stepMemories, this.model.memorySize);
-    if (trajectory.doneReached) this.criticMemories.delete(trajectory.agentId);
-    else this.criticMemories.set(trajectory.agentId, estimates.finalMemories);
+    this.criticMemories.delete(trajectory.agentId);
+    if (!trajectory.doneReached) {
+      // Re-inserted, so that the Map's order is least recently updated first.
+      this.criticMemories.set(trajectory.agentId, estimates.finalMemories);
+      if (this.criticMemories.size > MAX_CRITIC_MEMORIES) this.criticMemories.delete(this.criticMemories.keys().next().value!);
+    }
     return { values: estimates.values, nextValues: bootstrap ? this.model.values(trajectory.nextObs, 1, estimates.finalMemories) : null };
   }
 
