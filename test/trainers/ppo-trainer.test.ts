@@ -166,7 +166,7 @@ describe('PpoTrainer with memory', () => {
     const base = trajectory(trainer, new Array(n).fill(0.25), end, agentId);
     const size = trainer.model.memorySize;
     const memories = new Float32Array(n * size);
-    let carried = new Float32Array(size);
+    let carried: Float32Array = new Float32Array(size);
     for (let t = 0; t < n; t++) {
       memories.set(carried, t * size);
       carried = trainer.model.act([base.steps.obs[0].subarray(2 * t, 2 * t + 2)], 1, null, { memories: carried }).memories!;
