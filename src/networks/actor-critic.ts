@@ -333,8 +333,7 @@ export class ActorCritic {
    * steps (the last one shorter), each starting from the memories the one before ended with.
    */
   criticValuesInSequences(observations: readonly Float32Array[], steps: number, initialMemories: Float32Array, sequenceLength: number): SequenceValues {
-    const { body, head, valueRow } = this.networks[this.networks.length - 1];
-    const size = body.memorySize;
+    const size = this.memorySize;
     const values = this.rewardSignals.map(() => new Float32Array(steps));
     const stepMemories = new Float32Array(steps * size);
     let memories = initialMemories;
@@ -342,23 +341,38 @@ export class ActorCritic {
       const length = Math.min(sequenceLength, steps - start);
       const part = observations.map((obs) => obs.subarray((obs.length / steps) * start, (obs.length / steps) * (start + length)));
       for (let t = 0; t < length; t++) stepMemories.set(memories, (start + t) * size);
-      const outputs = tf.tidy(() => {
-        const encoding = body.linearEncoder.forward(tf.tensor2d(this.bodyInputs(body, part, length), [length, this.inputSize]), this.parameterSource, false);
-        const rows = new Float32Array(length * body.linearEncoder.outputShape[0]);
-        copyTensorInto(encoding, rows);
-        const recurred = body.memory!.forward(rows, memories, 1, length, this.parameters, false);
-        memories = recurred.memories;
-        return head.forwardInJavaScript(recurred.output, length, this.parameters, false);
-      });
-      this.rewardSignals.forEach((_, s) => {
-        for (let t = 0; t < length; t++) values[s][start + t] = outputs[t * head.outputs + valueRow + s];
-      });
+      const pass = this.criticSequences(part, length, memories, length);
+      memories = pass.memories;
+      this.rewardSignals.forEach((name, s) => values[s].set(pass.values[name], start));
     }
     return {
       values: Object.fromEntries(this.rewardSignals.map((name, s) => [name, values[s]])),
       stepMemories,
       finalMemories: memories,
     };
+  }
+
+  /**
+   * The critic with memory over `count` rows of whole sequences of `sequenceLength` steps,
+   * sequence after sequence, each from its row of `memories` (sequences x memorySize); nothing is
+   * kept for a backward pass (SAC's target network, and its next-value memories). Returns the
+   * values and each sequence's memories after its last step.
+   */
+  criticSequences(
+    observations: readonly Float32Array[],
+    count: number,
+    memories: Float32Array,
+    sequenceLength: number,
+  ): { values: Record<string, Float32Array>; memories: Float32Array } {
+    const { body, head } = this.networks[this.networks.length - 1];
+    if (body.memory === null) throw new Error('criticSequences() runs a critic with memory; this one has none.');
+    return tf.tidy(() => {
+      const encoding = body.linearEncoder.forward(tf.tensor2d(this.bodyInputs(body, observations, count), [count, this.inputSize]), this.parameterSource, false);
+      const rows = new Float32Array(count * body.linearEncoder.outputShape[0]);
+      copyTensorInto(encoding, rows);
+      const recurred = body.memory!.forward(rows, memories, count / sequenceLength, sequenceLength, this.parameters, false);
+      return { values: this.valuesOf(head.forwardInJavaScript(recurred.output, count, this.parameters, false), count), memories: recurred.memories };
+    });
   }
 
   /**

@@ -6,8 +6,12 @@
  * update, then the actions, then the LinearEncoder), and a linear head with one output per
  * discrete action, or one, per reward signal.
  *
- * Its parameters are one flat vector that Adam updates: the LinearEncoder's and the head's
- * first, then each encoder's blocks (the layout its checkpoints have always had).
+ * With network_settings.memory its body ends in an LSTM (upstream's ValueNetwork with memory), and
+ * it runs over whole sequences of sequence_length rows, each from zero memories: upstream trains
+ * its Q networks so (q_memories are zeros), as no Q memories are recorded while acting.
+ *
+ * Its parameters are one flat vector that Adam updates: the LinearEncoder's, the LSTM's and the
+ * head's first, then each encoder's blocks (the layout its checkpoints have always had).
  *
  * The body and head run batch first, in plain loops when the network is small (upstream's
  * test networks of 16 units: about 100 times faster than tfjs's per-op cost allows) and with
@@ -26,6 +30,7 @@ import { BodyInputLayout } from './encoders/body-input';
 import { Dense, linearLayer } from './layers/dense';
 import { ParameterAllocator, ParameterBlock, ParameterSource, sizeOf } from './layers/layer';
 import { LinearEncoder } from './layers/linear-encoder';
+import { Lstm } from './layers/lstm';
 import { NetworkBody } from './network-body';
 import { copyColumns, copyTensorInto } from './tensor-io';
 
@@ -52,6 +57,8 @@ export class QNetwork {
   readonly encodedWidth: number;
   /** Whether its passes run with tfjs (else in plain loops). */
   readonly usesTensors: boolean;
+  /** Rows per training sequence with memory (sequence_length); 1 without. */
+  readonly sequenceLength: number;
   private readonly continuousActions: number;
   private version = 0;
   private passCount = 0;
@@ -64,8 +71,14 @@ export class QNetwork {
 
     // The dense layers' blocks from 0, the encoders' after them.
     const inputs = layout.width + settings.continuousActions;
+    const memory = settings.network.memory;
+    this.sequenceLength = memory?.sequence_length ?? 1;
+    const encodingSize = memory === null ? hidden : memory.memory_size / 2;
     let denseEnd = 0;
-    let encoderEnd = LinearEncoder.parameterCount(inputs, hidden, numLayers) + (hidden + 1) * settings.outputs;
+    let encoderEnd =
+      LinearEncoder.parameterCount(inputs, hidden, numLayers) +
+      (memory === null ? 0 : lstmParameterCount(hidden, memory.memory_size)) +
+      (encodingSize + 1) * settings.outputs;
     const blocks: ParameterBlock[] = [];
     const allocate: ParameterAllocator = (name, shape) => {
       const encoder = name.startsWith('body.encoders.');
@@ -82,6 +95,7 @@ export class QNetwork {
     this.gradient = new Float32Array(encoderEnd);
     // As the actor-critic's: the dense layers draw first, then the encoders.
     this.body.linearEncoder.initialize(this.parameters, random);
+    this.body.memory?.initialize(this.parameters, random);
     this.head.initialize(this.parameters, random);
     for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
     this.usesTensors = this.body.linearEncoder.multiplyAdds + this.head.multiplyAdds > TENSOR_WORK_PER_SAMPLE;
@@ -101,8 +115,14 @@ export class QNetwork {
     return this.body.encodeObservations(observations, vectorRows, count, this.source, keep);
   }
 
-  /** Q values (count x outputs) of encoded observations (from encode()) and their continuous actions (count x actions). */
+  /**
+   * Q values (count x outputs) of encoded observations (from encode()) and their continuous
+   * actions (count x actions). With memory, the rows are whole sequences, each from zero memories.
+   */
   forward(encoded: Float32Array, actions: Float32Array, count: number): Float32Array {
+    if (count % this.sequenceLength !== 0) {
+      throw new Error(`The Q network with memory takes whole sequences of ${this.sequenceLength} rows; got ${count} rows.`);
+    }
     this.passCount = count;
     const C = this.continuousActions;
     let rows = encoded;
@@ -113,13 +133,31 @@ export class QNetwork {
       copyColumns(actions, C, 0, rows, width + C, width, C, count);
     }
     const { linearEncoder } = this.body;
+    const p = this.parameters;
     if (!this.usesTensors) {
-      return this.head.forwardInJavaScript(linearEncoder.forwardInJavaScript(rows, count, this.parameters, true), count, this.parameters, true);
+      return this.head.forwardInJavaScript(this.recur(linearEncoder.forwardInJavaScript(rows, count, p, true), count), count, p, true);
     }
     const source = this.source;
+    let encoding = linearEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true);
+    if (this.body.memory !== null) encoding = tf.tensor2d(this.recur(rowsOf(encoding as tf.Tensor2D), count), [count, this.body.outputSize]);
     const output = new Float32Array(count * this.head.outputs);
-    copyTensorInto(this.head.forward(linearEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true), source, true), output);
+    copyTensorInto(this.head.forward(encoding, source, true), output);
     return output;
+  }
+
+  /** The LSTM over the LinearEncoder's rows (count x hidden), keeping its pass; the rows themselves without memory. */
+  private recur(encoding: Float32Array, count: number): Float32Array {
+    const memory = this.body.memory;
+    if (memory === null) return encoding;
+    const sequences = count / this.sequenceLength;
+    return memory.forward(encoding, new Float32Array(sequences * memory.memorySize), sequences, this.sequenceLength, this.parameters, true).output;
+  }
+
+  /** recur()'s backward: the gradient of the LinearEncoder's output from that of the LSTM's. */
+  private recurBackward(outputGradient: Float32Array): Float32Array {
+    const memory = this.body.memory;
+    if (memory === null) return outputGradient;
+    return memory.backward(outputGradient, null, this.parameters, this.gradient, true).input!;
   }
 
   /**
@@ -136,10 +174,13 @@ export class QNetwork {
     // With tfjs, the encoders take the input gradient as it is, without a round trip through JavaScript.
     let inputGradientTensor: tf.Tensor2D | null = null;
     if (!this.usesTensors) {
-      const encodingGradient = this.head.backwardInJavaScript(outputGradient, this.parameters, this.gradient, true)!;
+      const encodingGradient = this.recurBackward(this.head.backwardInJavaScript(outputGradient, this.parameters, this.gradient, true)!);
       inputGradient = linearEncoder.backwardInJavaScript(encodingGradient, this.parameters, this.gradient, true)!;
     } else {
-      const encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)!;
+      let encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)! as tf.Tensor2D;
+      if (this.body.memory !== null) {
+        encodingGradient = tf.tensor2d(this.recurBackward(rowsOf(encodingGradient)), [count, linearEncoder.outputShape[0]]);
+      }
       inputGradientTensor = linearEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
       inputGradient = new Float32Array(count * width);
       copyTensorInto(inputGradientTensor, inputGradient);
@@ -156,4 +197,21 @@ export class QNetwork {
   private get source(): ParameterSource {
     return { parameters: this.parameters, gradient: this.gradient, version: this.version };
   }
+}
+
+/** A tensor's values as a new typed array (count x width, row-major as the tensor holds them). */
+function rowsOf(tensor: tf.Tensor2D): Float32Array {
+  const rows = new Float32Array(tensor.size);
+  copyTensorInto(tensor, rows);
+  return rows;
+}
+
+/** The parameters of an LSTM of `memorySize` memories over `inputs` values, counted by allocating one. */
+function lstmParameterCount(inputs: number, memorySize: number): number {
+  let total = 0;
+  new Lstm((name, shape) => {
+    total += sizeOf(shape);
+    return { name, offset: 0, shape: [...shape] };
+  }, 'count', inputs, memorySize);
+  return total;
 }

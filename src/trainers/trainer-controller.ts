@@ -50,13 +50,6 @@ export function checkFeaturesBuilt(options: RunOptions): void {
         );
       }
     }
-    if (settings.network_settings.memory !== null && settings.trainer_type !== 'ppo') {
-      throw configError(
-        source,
-        `${at}.network_settings.memory`,
-        `recurrent networks (memory) train with PPO only so far, not with ${settings.trainer_type}: remove the memory section or use trainer_type: ppo.`,
-      );
-    }
     if (settings.behavioral_cloning !== null) {
       throw configError(source, `${at}.behavioral_cloning`, 'behavioral cloning is not built yet: remove this section.');
     }

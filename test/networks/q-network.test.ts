@@ -2,6 +2,7 @@
  * SAC's Q network with images: its backward pass (the MLP's, then each visual encoder's from its
  * columns of the MLP's input gradient) against finite differences of a weighted sum of its
  * outputs, for every parameter block and the actions; the layout without images is the MLP's.
+ * With memory: the LSTM after the MLP, over whole sequences from zero memories, checked the same way.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { EncoderType } from '../../src/config/settings';
@@ -144,6 +145,77 @@ describe('QNetwork without images', () => {
       return q;
     });
     expectArrayClose(q.forward(rows, action, 2), expected);
+  });
+});
+
+describe.each<[number, boolean]>([
+  [6, false],
+  [48, true],
+])('QNetwork with memory, %d hidden units', (hidden, usesTensors) => {
+  const SEQUENCE = 3;
+  const ROWS = 2 * SEQUENCE;
+  const spec: BehaviorSpec = { observationSpecs: [vectorObservation(3)], actionSpec: ActionSpec.createContinuous(ACTIONS) };
+  const memory = { memory_size: 8, sequence_length: SEQUENCE };
+  const make = () =>
+    new QNetwork(spec, { network: network({ hidden_units: hidden, num_layers: 2, memory }), continuousActions: ACTIONS, outputs: OUTPUTS }, new SeededRandom(6));
+
+  it(`ends its body in an LSTM whose blocks sit between the layers and the head (${usesTensors ? 'tfjs' : 'plain loops'})`, () => {
+    const q = make();
+    expect(q.usesTensors).toBe(usesTensors);
+    expect(q.sequenceLength).toBe(SEQUENCE);
+    const names = q.blocks.map((block) => block.name);
+    expect(names.slice(-6)).toEqual(['body.lstm.weight_ih', 'body.lstm.weight_hh', 'body.lstm.bias_ih', 'body.lstm.bias_hh', 'head.weight', 'head.bias']);
+    expect(q.blocks.find((block) => block.name === 'head.weight')!.shape).toEqual([OUTPUTS, memory.memory_size / 2]);
+    expect(q.parameters.length).toBe(q.blocks.reduce((total, block) => total + sizeOf(block.shape), 0));
+    // Contiguous and in order: a checkpoint's vector is the blocks one after another.
+    q.blocks.reduce((offset, block) => {
+      expect(block.offset).toBe(offset);
+      return offset + sizeOf(block.shape);
+    }, 0);
+    expect(() => q.forward(new Float32Array(4 * 3), new Float32Array(4 * ACTIONS), 4)).toThrow(/whole sequences of 3 rows/);
+  });
+
+  it('runs each sequence from zero memories: a sequence gives the same Q values alone or after another', () => {
+    const q = make();
+    const random = new SeededRandom(3);
+    const rows = new Float32Array(ROWS * 3).map(() => random.gaussian());
+    const actions = new Float32Array(ROWS * ACTIONS).map(() => random.range(-1, 1));
+    const both = tf.tidy(() => q.forward(rows, actions, ROWS));
+    const second = tf.tidy(() => q.forward(rows.slice(SEQUENCE * 3), actions.slice(SEQUENCE * ACTIONS), SEQUENCE));
+    expectArrayClose(both.subarray(SEQUENCE * OUTPUTS), Array.from(second));
+  });
+
+  it('backpropagates through time to every block and to the actions as finite differences say', () => {
+    const q = make();
+    const random = new SeededRandom(8);
+    for (const block of q.blocks) {
+      if (!block.name.includes('bias')) continue;
+      for (let k = 0; k < sizeOf(block.shape); k++) q.parameters[block.offset + k] = 0.1 * random.gaussian();
+    }
+    q.parametersChanged();
+    const rows = new Float32Array(ROWS * 3).map(() => random.gaussian());
+    const actions = new Float32Array(ROWS * ACTIONS).map(() => random.range(-1, 1));
+    const weights = new Float32Array(ROWS * OUTPUTS).map(() => random.gaussian());
+    const loss = (): number => tf.tidy(() => q.forward(rows, actions, ROWS).reduce((total, value, k) => total + value * weights[k], 0));
+    let actionGradient!: Float32Array;
+    tf.tidy(() => {
+      q.forward(rows, actions, ROWS);
+      actionGradient = q.backward(weights, true);
+    });
+    const gradient = Float32Array.from(q.gradient);
+    const check = (values: Float32Array, analytic: Float32Array, start: number, length: number, changed: () => void, what: string): void => {
+      const indices = Array.from({ length }, (_, k) => start + k);
+      const largest = indices.sort((a, b) => Math.abs(analytic[b]) - Math.abs(analytic[a])).slice(0, 5);
+      expect(Math.abs(analytic[largest[0]])).toBeGreaterThan(1e-4);
+      for (const index of largest) {
+        const expected = centralDifference(values, index, 1e-2, loss, changed);
+        if (Math.abs(expected - analytic[index]) > 2e-3 + 0.03 * Math.abs(expected)) {
+          throw new Error(`${what}[${index}]: backward gives ${analytic[index]}, finite differences ${expected}`);
+        }
+      }
+    };
+    for (const block of q.blocks) check(q.parameters, gradient, block.offset, sizeOf(block.shape), () => q.parametersChanged(), block.name);
+    check(actions, actionGradient, 0, actions.length, () => undefined, 'the actions');
   });
 });
 

@@ -23,6 +23,7 @@ import type { ActingPolicy } from '../action-info';
 import { ModelPolicy, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import { gae } from '../advantages';
 import { AgentManagerQueue } from '../agent-manager-queue';
+import { CriticMemories } from '../critic-memories';
 import { AgentBuffer, BufferKey, RewardSignalKeys } from '../buffer';
 import { Trajectory } from '../trajectory';
 import { NonFiniteLossError } from '../non-finite-loss';
@@ -30,12 +31,6 @@ import { PpoOptimizer } from './optimizer';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, restoreOptimizerState } from './update-protocol';
 import { PpoUpdateThread } from './update-thread';
-
-/**
- * The most agents whose critic memories are kept between trajectory pieces. An agent that leaves
- * without ending its episode never frees its entry: past this many, the least recently updated go.
- */
-export const MAX_CRITIC_MEMORIES = 10_000;
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -59,11 +54,8 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   private workerReply: UpdateReply | Error | null = null;
   /** Whether the worker's networks may differ from the acting ones (before its first update, after a restore). */
   private workerStateStale = true;
-  /**
-   * With memory: per agent, the critic's memories where its last trajectory ended, which its next
-   * trajectory of the same episode starts from (upstream's critic_memory_dict).
-   */
-  private readonly criticMemories = new Map<string, Float32Array>();
+  /** The critic's memories per agent across trajectory pieces (with memory). */
+  private readonly criticMemories: CriticMemories;
 
   constructor(options: PpoTrainerOptions) {
     super(options);
@@ -72,6 +64,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     this.seed = options.seed;
     ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.spec, options.settings, options.seed));
     this.policy = new ModelPolicy(this.model);
+    this.criticMemories = new CriticMemories(this.model, this.sequenceLength);
   }
 
   /**
@@ -178,7 +171,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
 
     // The critic's estimates at each step, and after the last one: nothing follows a true end.
     const trulyEnded = trajectory.doneReached && !trajectory.interrupted;
-    const { values, nextValues } = this.criticEstimates(trajectory, buffer, !trulyEnded);
+    const { values, nextValues } = this.criticMemories.estimate(trajectory, buffer, !trulyEnded);
 
     const environmentRewards = buffer.get(BufferKey.ENVIRONMENT_REWARDS).rows;
     this.bookkeeping.addRewards('environment', trajectory.agentId, environmentRewards);
@@ -215,36 +208,6 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   /** Training sequences' length: sequence_length with memory, else 1. */
   private get sequenceLength(): number {
     return this.settings.network_settings.memory?.sequence_length ?? 1;
-  }
-
-  /**
-   * The critic's estimates at each step of the trajectory and after its last step. With memory,
-   * the critic runs on from where the agent's previous trajectory left it, sequence after
-   * sequence, and the memories each step's sequence started from go in the buffer
-   * (critic_memory) for training (upstream's get_trajectory_value_estimates). An ended episode
-   * forgets them, interrupted or not, as the agent's own memories are. `nextValues` is null
-   * unless `bootstrap`.
-   */
-  private criticEstimates(
-    trajectory: Trajectory,
-    buffer: AgentBuffer,
-    bootstrap: boolean,
-  ): { values: Record<string, Float32Array>; nextValues: Record<string, Float32Array> | null } {
-    const n = trajectory.length;
-    const observations = trajectory.steps.obs;
-    if (this.model.memorySize === 0) {
-      return { values: this.model.values(observations, n), nextValues: bootstrap ? this.model.values(trajectory.nextObs, 1) : null };
-    }
-    const start = this.criticMemories.get(trajectory.agentId) ?? new Float32Array(this.model.memorySize);
-    const estimates = this.model.criticValuesInSequences(observations, n, start, this.sequenceLength);
-    buffer.get(BufferKey.CRITIC_MEMORY).set(estimates.stepMemories, this.model.memorySize);
-    this.criticMemories.delete(trajectory.agentId);
-    if (!trajectory.doneReached) {
-      // Re-inserted, so that the Map's order is least recently updated first.
-      this.criticMemories.set(trajectory.agentId, estimates.finalMemories);
-      if (this.criticMemories.size > MAX_CRITIC_MEMORIES) this.criticMemories.delete(this.criticMemories.keys().next().value!);
-    }
-    return { values: estimates.values, nextValues: bootstrap ? this.model.values(trajectory.nextObs, 1, estimates.finalMemories) : null };
   }
 
   /** Upstream's _update_policy, on this thread (threaded: false); a non-finite loss stops the run, naming the behavior. */

@@ -12,6 +12,7 @@ import type { PPOSettings } from '../../config/settings';
 import type { BehaviorSpec } from '../../env/behavior-spec';
 import { ActorCritic } from '../../networks/actor-critic';
 import { AgentBuffer, BufferColumn, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
+import { rowsAtSequenceStarts } from '../critic-memories';
 import { PpoMinibatch } from './loss';
 import { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
@@ -109,11 +110,7 @@ function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLen
 
 /** The rows of `column` at the start of each sequence: every sequenceLength-th, from the first. */
 export function sequenceStarts(column: BufferColumn, sequenceLength: number): Float32Array {
-  const width = column.width;
-  const count = Math.ceil(column.length / sequenceLength);
-  const starts = new Float32Array(count * width);
-  for (let s = 0; s < count; s++) starts.set(column.row(s * sequenceLength), s * width);
-  return starts;
+  return rowsAtSequenceStarts(column.rows, column.width, sequenceLength);
 }
 
 /** The obs:i keys of a buffer, in observation order. */

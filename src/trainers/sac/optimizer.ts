@@ -10,7 +10,16 @@
  *   entropy loss  -mean (log alpha (log pi(a~|s) + target entropy))
  *
  * with discrete actions in expectation over each branch's probabilities, exactly as upstream
- * writes them (the hybrid case included). The four losses are computed from the same
+ * writes them (the hybrid case included).
+ *
+ * With network_settings.memory, a minibatch is whole sequences of sequence_length rows, as
+ * upstream's update: the actor starts each sequence from the agent's memories recorded at its
+ * first step, V from the critic's; the Q networks start from zero memories; the target starts
+ * from the memories V reaches after one step on the sequence's first observation, and runs over
+ * the next observations (upstream records no next-value memories). The policy and entropy losses
+ * are masked means, over real steps only. The Q and value losses are plain means, padding
+ * included: upstream masks mse_loss(...), already a mean over the whole minibatch, and the masked
+ * mean of that one number is the number itself. The four losses are computed from the same
  * parameters, then each group takes one Adam step at the decayed learning rate, and the target
  * moves tau of the way to the value network.
  *
@@ -27,7 +36,7 @@ import type { SACSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { SeededRandom } from '../../common/random';
 import { writeFileWhole } from '../../common/whole-files';
-import { ActorCritic, HeadGradients, HeadOutputs, ModelDescription } from '../../networks/actor-critic';
+import { ActorCritic, HeadGradients, HeadOutputs, ModelDescription, SequenceMemories } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
 import {
   CheckpointArray,
@@ -40,6 +49,7 @@ import { EPSILON, maskedSoftmax } from '../../networks/distributions';
 import { QNetwork } from '../../networks/q-network';
 import { decayedValue } from '../../networks/schedule';
 import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma, squashedGaussianLogProb } from '../../networks/squashed-gaussian';
+import { rowsAtSequenceStarts } from '../critic-memories';
 import { NonFiniteLossError } from '../non-finite-loss';
 import type { ReplayRows } from './replay-buffer';
 
@@ -109,6 +119,8 @@ export class SacOptimizer {
   private readonly continuousSize: number;
   private readonly branches: readonly number[];
   private readonly branchStarts: number[];
+  /** Rows per training sequence: sequence_length with memory, else 1. */
+  private readonly sequenceLength: number;
   /** Q outputs per reward signal: one per discrete action, or one (upstream's num_value_outs). */
   private readonly qOutputs: number;
   private readonly targetEntropies: Float64Array;
@@ -131,6 +143,7 @@ export class SacOptimizer {
       total += size;
     }
     this.qOutputs = Math.max(total, 1);
+    this.sequenceLength = model.options.network.memory?.sequence_length ?? 1;
     const streams = model.rewardSignals.length;
     const qSettings = { network: model.options.network, continuousActions: this.continuousSize, outputs: streams * this.qOutputs };
     this.q1 = new QNetwork(spec, qSettings, this.random);
@@ -197,10 +210,11 @@ export class SacOptimizer {
     const n = batch.count;
     const model = this.model;
     const inputs = model.networkInputs(batch.observations, n);
+    const sequences = this.sequenceMemories(batch);
 
     // Targets of the Q losses: r + gamma (1 - done) V_target(s'), per reward signal.
     this.target.normalizer?.copyFrom(model.normalizer!);
-    const nextValues = this.target.values(batch.nextObservations, n);
+    const nextValues = sequences === undefined ? this.target.values(batch.nextObservations, n) : this.targetValuesInSequences(batch, sequences);
     const backups = model.rewardSignals.map((name, s) => {
       const { gamma, strength } = this.settings.signals[s];
       const next = nextValues[name];
@@ -217,14 +231,42 @@ export class SacOptimizer {
     tf.tidy(() => {
       const q1Encoded = this.q1.encode(batch.observations, inputs, n, true);
       const q2Encoded = this.q2.encode(batch.observations, inputs, n, true);
-      modelGradient = model.computeGradient(batch.observations, n, (outputs, gradients) => {
-        actorPass = this.actorAndValueLoss(outputs, gradients, q1Encoded, q2Encoded, batch);
-      }).gradient;
+      modelGradient = model.computeGradient(
+        batch.observations,
+        n,
+        (outputs, gradients) => {
+          actorPass = this.actorAndValueLoss(outputs, gradients, q1Encoded, q2Encoded, batch);
+        },
+        sequences,
+      ).gradient;
       q1Loss = this.qLoss(this.q1, q1Encoded, batch, backups);
       q2Loss = this.qLoss(this.q2, q2Encoded, batch, backups);
     });
 
     return { ...actorPass, q1Loss, q2Loss, modelGradient, q1Gradient: this.q1.gradient, q2Gradient: this.q2.gradient };
+  }
+
+  /** With memory: the memories the actor and V start each of the batch's sequences from. */
+  private sequenceMemories(batch: ReplayRows): SequenceMemories | undefined {
+    const size = this.model.memorySize;
+    if (size === 0) return undefined;
+    if (batch.memories === undefined || batch.criticMemories === undefined || batch.masks === undefined) {
+      throw new Error('A SAC model with memory trains on sequences: the minibatch needs its memories, critic memories and masks.');
+    }
+    const length = this.sequenceLength;
+    return { length, actor: rowsAtSequenceStarts(batch.memories, size, length), critic: rowsAtSequenceStarts(batch.criticMemories, size, length) };
+  }
+
+  /**
+   * V_target over each sequence's next observations, from the memories V reaches after one step
+   * on the sequence's first observation (upstream's next_value_memories).
+   */
+  private targetValuesInSequences(batch: ReplayRows, sequences: SequenceMemories): Record<string, Float32Array> {
+    const n = batch.count;
+    const length = sequences.length;
+    const firstObservations = batch.observations.map((obs) => rowsAtSequenceStarts(obs, obs.length / n, length));
+    const nextMemories = this.model.criticSequences(firstObservations, n / length, sequences.critic, 1).memories;
+    return this.target.criticSequences(batch.nextObservations, n, nextMemories, length).values;
   }
 
   /**
@@ -295,7 +337,11 @@ export class SacOptimizer {
     const meanQ1 = new Float64Array(K);
     const byMeanQ1 = new Float64Array(K);
     const byProb = new Float64Array(scratch.length);
+    // The policy and entropy losses are masked means (padding out); the value loss is a plain mean.
+    const masks = batch.masks;
+    const counted = masks === undefined ? n : maskedCount(masks);
     for (let i = 0; i < n; i++) {
+      const mask = masks === undefined ? 1 : masks[i];
       meanQ1.fill(0);
       byMeanQ1.fill(0);
       for (let s = 0; s < S; s++) for (let k = 0; k < K; k++) meanQ1[k] += q1p[(i * S + s) * K + k] / S;
@@ -332,16 +378,16 @@ export class SacOptimizer {
         // Through the softmax (a forbidden logit gets no gradient, as upstream's mask product).
         for (let k = 0; k < size; k++) {
           const p = probs[i * K + start + k];
-          gradients.logits[(start + k) * n + i] = (p * (byProb[k] - weighted) * batch.actionMasks[i * K + start + k]) / n;
+          gradients.logits[(start + k) * n + i] = (p * (byProb[k] - weighted) * batch.actionMasks[i * K + start + k] * mask) / counted;
         }
-        entropyCoefficientGradient[b] -= (negativeEntropy + this.targetEntropies[b]) / (n * B);
-        entropyLoss -= (this.logEntropyCoefficients[b] * (negativeEntropy + this.targetEntropies[b])) / (n * B);
+        entropyCoefficientGradient[b] -= ((negativeEntropy + this.targetEntropies[b]) * mask) / (counted * B);
+        entropyLoss -= (this.logEntropyCoefficients[b] * (negativeEntropy + this.targetEntropies[b]) * mask) / (counted * B);
       }
-      policyLoss += sampleLoss / n;
-      for (let s = 0; s < S; s++) for (let k = 0; k < K; k++) q1OutputGradient[(i * S + s) * K + k] = byMeanQ1[k] / (S * n);
+      policyLoss += (sampleLoss * mask) / counted;
+      for (let s = 0; s < S; s++) for (let k = 0; k < K; k++) q1OutputGradient[(i * S + s) * K + k] = (byMeanQ1[k] * mask) / (S * counted);
       if (C > 0) {
-        entropyCoefficientGradient[B] -= (continuousLogProb + this.targetEntropies[B]) / n;
-        entropyLoss -= (this.logEntropyCoefficients[B] * (continuousLogProb + this.targetEntropies[B])) / n;
+        entropyCoefficientGradient[B] -= ((continuousLogProb + this.targetEntropies[B]) * mask) / counted;
+        entropyLoss -= (this.logEntropyCoefficients[B] * (continuousLogProb + this.targetEntropies[B]) * mask) / counted;
       }
 
       // Value loss: V(s) against min over the two Q networks minus the entropy terms.
@@ -388,10 +434,11 @@ export class SacOptimizer {
           const twoVariance = 2 * std * std + EPSILON;
           // d log pi / d u with mu and sigma held: the Gaussian's -2 (u - mu) / (2 sigma^2) and
           // the squashing's +2 tanh(u); u - mu = sigma eps does not depend on mu.
-          const byU = byAction * (1 - a * a) + (continuousAlpha * (-2 * (u - mean) / twoVariance + 2 * Math.tanh(u))) / n;
-          const byMean = byU + (continuousAlpha * (2 * (u - mean))) / twoVariance / n;
+          const mask = masks === undefined ? 1 : masks[i];
+          const byU = byAction * (1 - a * a) + (continuousAlpha * (-2 * (u - mean) / twoVariance + 2 * Math.tanh(u)) * mask) / counted;
+          const byMean = byU + (continuousAlpha * (2 * (u - mean)) * mask) / twoVariance / counted;
           const direct = (u - mean) ** 2 * 4 * std / (twoVariance * twoVariance) - 1 / (std + EPSILON);
-          const byStd = byU * noise[k] + (continuousAlpha * direct) / n;
+          const byStd = byU * noise[k] + (continuousAlpha * direct * mask) / counted;
           const inClamp = rawLogStd >= LOG_SIGMA_MIN && rawLogStd <= LOG_SIGMA_MAX;
           gradients.means[j * n + i] = byMean;
           gradients.logStd[j * n + i] = inClamp ? byStd * std : 0;
@@ -493,4 +540,11 @@ export class SacOptimizer {
       ['adam.entropy', this.entropyAdam],
     ];
   }
+}
+
+/** How many rows a masked mean divides by: the unmasked ones, at least one (upstream's masked_mean). */
+export function maskedCount(masks: Float32Array): number {
+  let total = 0;
+  for (const m of masks) total += m;
+  return Math.max(total, 1);
 }

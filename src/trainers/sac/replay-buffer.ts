@@ -9,6 +9,13 @@
  * buffer_size of 50000), and a run often ends before the buffer fills.
  *
  * Minibatches are drawn uniformly with replacement, as upstream's sample_mini_batch does.
+ *
+ * With memory (layout.sequenceLength > 1) rows come in whole sequences, the trainer padding each
+ * trajectory's last one (upstream's resequence_and_append), and stay whole: the capacity is
+ * rounded down to whole sequences, so a sequence never straddles the ring's end, and a minibatch
+ * is batch_size / sequence_length sequences drawn uniformly (upstream's sample_mini_batch with a
+ * sequence length). The rows then carry the agents' memories, the critic's memories and the
+ * masks (0 on padding) besides.
  * With save_replay_buffer, the rows are written oldest first to a file in the checkpoint format
  * (src/networks/checkpoint-file.ts) and read back on --resume.
  */
@@ -23,6 +30,10 @@ export interface ReplayLayout {
   readonly branchCount: number;
   /** Sum of the branch sizes: the width of an action mask row. */
   readonly maskWidth: number;
+  /** With memory: values in an agent's memories (absent without, as in files written before memory). */
+  readonly memorySize?: number;
+  /** With memory: rows per sequence. */
+  readonly sequenceLength?: number;
 }
 
 /** Rows of experiences: row i of every array is one step. */
@@ -40,9 +51,17 @@ export interface ReplayRows {
   readonly rewards: Float32Array;
   /** 1 where the step ended the episode without a value to bootstrap from. */
   readonly dones: Float32Array;
+  /** With memory: the agent's memories each step was decided from (count x memory size). */
+  readonly memories?: Float32Array;
+  /** With memory: the critic's memories at the start of each step's sequence (count x memory size). */
+  readonly criticMemories?: Float32Array;
+  /** With memory: 1 on steps, 0 on padding. */
+  readonly masks?: Float32Array;
 }
 
-type ColumnName = 'continuousActions' | 'discreteActions' | 'actionMasks' | 'rewards' | 'dones';
+type ColumnName = 'continuousActions' | 'discreteActions' | 'actionMasks' | 'rewards' | 'dones' | 'memories' | 'criticMemories' | 'masks';
+const COLUMNS: readonly ColumnName[] = ['continuousActions', 'discreteActions', 'actionMasks', 'rewards', 'dones'];
+const MEMORY_COLUMNS: readonly ColumnName[] = ['memories', 'criticMemories', 'masks'];
 
 /** Rows the columns hold at first (then twice as many each time they are full, up to the capacity). */
 const INITIAL_ROWS = 1024;
@@ -53,8 +72,14 @@ const FILE_KIND = 'sac-replay-buffer';
 export class ReplayBuffer {
   private observations: Float32Array[];
   private nextObservations: Float32Array[];
-  private columns: Record<ColumnName, Float32Array>;
+  private columns: Partial<Record<ColumnName, Float32Array>>;
   private readonly widths: Record<ColumnName, number>;
+  /** The columns this buffer holds: the memory ones only with memory. */
+  private readonly columnNames: readonly ColumnName[];
+  /** Rows per sequence: sequence_length with memory, else 1. */
+  readonly sequenceLength: number;
+  /** Rows it holds at most: buffer_size, rounded down to whole sequences. */
+  readonly capacity: number;
   /** Where the next row goes. */
   private next = 0;
   private rows = 0;
@@ -63,10 +88,16 @@ export class ReplayBuffer {
 
   constructor(
     readonly layout: ReplayLayout,
-    readonly capacity: number,
+    bufferSize: number,
   ) {
-    if (!(capacity >= 1)) throw new Error(`The replay buffer needs room for at least one experience (buffer_size ${capacity}).`);
-    this.allocated = Math.min(capacity, INITIAL_ROWS);
+    const sequenceLength = layout.sequenceLength ?? 1;
+    this.sequenceLength = sequenceLength;
+    this.capacity = bufferSize - (bufferSize % sequenceLength);
+    if (!(this.capacity >= 1)) {
+      throw new Error(`The replay buffer needs room for at least one sequence of ${sequenceLength} experiences (buffer_size ${bufferSize}).`);
+    }
+    const capacity = this.capacity;
+    this.allocated = Math.min(capacity, INITIAL_ROWS - (INITIAL_ROWS % sequenceLength) || sequenceLength);
     const rows = this.allocated;
     this.observations = layout.observationSizes.map((size) => new Float32Array(rows * size));
     this.nextObservations = layout.observationSizes.map((size) => new Float32Array(rows * size));
@@ -76,15 +107,12 @@ export class ReplayBuffer {
       actionMasks: layout.maskWidth,
       rewards: 1,
       dones: 1,
+      memories: layout.memorySize ?? 0,
+      criticMemories: layout.memorySize ?? 0,
+      masks: 1,
     };
-    const column = (name: ColumnName) => new Float32Array(rows * this.widths[name]);
-    this.columns = {
-      continuousActions: column('continuousActions'),
-      discreteActions: column('discreteActions'),
-      actionMasks: column('actionMasks'),
-      rewards: column('rewards'),
-      dones: column('dones'),
-    };
+    this.columnNames = layout.memorySize === undefined ? COLUMNS : [...COLUMNS, ...MEMORY_COLUMNS];
+    this.columns = Object.fromEntries(this.columnNames.map((name) => [name, new Float32Array(rows * this.widths[name])]));
   }
 
   /** Experiences held (at most the capacity). */
@@ -92,8 +120,14 @@ export class ReplayBuffer {
     return this.rows;
   }
 
-  /** Appends rows, overwriting the oldest once the buffer is full. */
+  /** Appends rows (whole sequences with memory), overwriting the oldest once the buffer is full. */
   add(rows: ReplayRows): void {
+    if (rows.count % this.sequenceLength !== 0) {
+      throw new Error(`The replay buffer takes whole sequences of ${this.sequenceLength} rows; got ${rows.count} rows.`);
+    }
+    for (const name of this.columnNames) {
+      if (rows[name] === undefined) throw new Error(`The replay buffer's rows need their ${name} (the behavior has memory).`);
+    }
     for (let i = 0; i < rows.count; i++) {
       const at = this.next;
       if (at >= this.allocated) this.grow();
@@ -103,10 +137,11 @@ export class ReplayBuffer {
           this.nextObservations[k][at * size + f] = rows.nextObservations[k][i * size + f];
         }
       });
-      for (const name of Object.keys(this.columns) as ColumnName[]) {
+      for (const name of this.columnNames) {
         const width = this.widths[name];
-        const source = rows[name];
-        for (let f = 0; f < width; f++) this.columns[name][at * width + f] = source[i * width + f];
+        const source = rows[name]!;
+        const column = this.columns[name]!;
+        for (let f = 0; f < width; f++) column[at * width + f] = source[i * width + f];
       }
       this.next = (at + 1) % this.capacity;
       this.rows = Math.min(this.rows + 1, this.capacity);
@@ -124,15 +159,24 @@ export class ReplayBuffer {
     const sizes = this.layout.observationSizes;
     this.observations = this.observations.map((column, k) => larger(column, sizes[k]));
     this.nextObservations = this.nextObservations.map((column, k) => larger(column, sizes[k]));
-    for (const name of Object.keys(this.columns) as ColumnName[]) this.columns[name] = larger(this.columns[name], this.widths[name]);
+    for (const name of this.columnNames) this.columns[name] = larger(this.columns[name]!, this.widths[name]);
     this.allocated = rows;
   }
 
-  /** `count` rows drawn uniformly with replacement; `random` gives numbers in [0, 1). */
+  /**
+   * `count` rows drawn uniformly with replacement; with memory, count / sequenceLength whole
+   * sequences (at least one). `random` gives numbers in [0, 1).
+   */
   sample(count: number, random: () => number): ReplayRows {
     if (this.rows === 0) throw new Error('Cannot sample from an empty replay buffer.');
-    const picks = new Int32Array(count);
-    for (let i = 0; i < count; i++) picks[i] = Math.min(this.rows - 1, Math.floor(random() * this.rows));
+    const length = this.sequenceLength;
+    const sequences = Math.max(1, Math.floor(count / length));
+    const held = this.rows / length;
+    const picks = new Int32Array(sequences * length);
+    for (let s = 0; s < sequences; s++) {
+      const start = Math.min(held - 1, Math.floor(random() * held)) * length;
+      for (let t = 0; t < length; t++) picks[s * length + t] = start + t;
+    }
     return this.gather(picks);
   }
 
@@ -145,8 +189,8 @@ export class ReplayBuffer {
     const arrays = new Map<string, CheckpointArray>();
     rows.observations.forEach((values, k) => arrays.set(`obs:${k}`, values));
     rows.nextObservations.forEach((values, k) => arrays.set(`next_obs:${k}`, values));
-    for (const name of Object.keys(this.columns) as ColumnName[]) {
-      arrays.set(name, name === 'discreteActions' ? Float32Array.from(rows.discreteActions) : rows[name]);
+    for (const name of this.columnNames) {
+      arrays.set(name, name === 'discreteActions' ? Float32Array.from(rows.discreteActions) : rows[name]!);
     }
     writeFileWhole(file, encodeCheckpoint({ kind: FILE_KIND, count: rows.count, layout: this.layout }, arrays));
   }
@@ -175,6 +219,9 @@ export class ReplayBuffer {
       actionMasks: array('actionMasks'),
       rewards: array('rewards'),
       dones: array('dones'),
+      ...(this.layout.memorySize === undefined
+        ? {}
+        : { memories: array('memories'), criticMemories: array('criticMemories'), masks: array('masks') }),
     });
   }
 
@@ -191,15 +238,19 @@ export class ReplayBuffer {
       return out;
     };
     const sizes = this.layout.observationSizes;
+    const column = (name: ColumnName): Float32Array => pick(this.columns[name]!, this.widths[name]);
     return {
       count,
-      observations: this.observations.map((column, k) => pick(column, sizes[k])),
-      nextObservations: this.nextObservations.map((column, k) => pick(column, sizes[k])),
-      continuousActions: pick(this.columns.continuousActions, this.widths.continuousActions),
-      discreteActions: Int32Array.from(pick(this.columns.discreteActions, this.widths.discreteActions)),
-      actionMasks: pick(this.columns.actionMasks, this.widths.actionMasks),
-      rewards: pick(this.columns.rewards, 1),
-      dones: pick(this.columns.dones, 1),
+      observations: this.observations.map((values, k) => pick(values, sizes[k])),
+      nextObservations: this.nextObservations.map((values, k) => pick(values, sizes[k])),
+      continuousActions: column('continuousActions'),
+      discreteActions: Int32Array.from(column('discreteActions')),
+      actionMasks: column('actionMasks'),
+      rewards: column('rewards'),
+      dones: column('dones'),
+      ...(this.layout.memorySize === undefined
+        ? {}
+        : { memories: column('memories'), criticMemories: column('criticMemories'), masks: column('masks') }),
     };
   }
 }

@@ -5,6 +5,11 @@
  * buffer for every steps_per_update new steps, interleaved with the environments' steps as
  * upstream's are (updates happen in advance(), between the trajectories it processes).
  *
+ * With network_settings.memory, as upstream: the critic's memories run on per agent across
+ * trajectory pieces (critic_memory, ../critic-memories.ts), each trajectory enters the replay
+ * buffer as whole sequences of sequence_length steps, the last one padded (resequence_and_append),
+ * and minibatches are batch_size / sequence_length whole sequences.
+ *
  * The policy that acts is the model the optimizer updates; after an advance() that updated it,
  * it goes back through the policy queue. SAC updates always run on this thread: threaded: true
  * is reported and otherwise has no effect.
@@ -20,6 +25,8 @@ import type { ActingPolicy } from '../action-info';
 import type { AgentManagerQueue } from '../agent-manager-queue';
 import { ModelPolicy, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import type { Trajectory } from '../trajectory';
+import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from '../buffer';
+import { CriticMemories } from '../critic-memories';
 import { SacOptimizer } from './optimizer';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
 
@@ -41,6 +48,9 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
   private readonly logger: Logger | null;
   /** Updates done plus one (upstream's update_steps, which starts at 1 so as not to divide by 0). */
   private updateSteps = 1;
+  /** Rows per training sequence: sequence_length with memory, else 1. */
+  private readonly sequenceLength: number;
+  private readonly criticMemories: CriticMemories;
 
   constructor(options: SacTrainerOptions) {
     super(options);
@@ -62,6 +72,9 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       seed: options.seed,
     });
     this.policy = new ModelPolicy(this.model);
+    const memory = settings.network_settings.memory;
+    this.sequenceLength = memory?.sequence_length ?? 1;
+    this.criticMemories = new CriticMemories(this.model, this.sequenceLength);
     const branches = spec.actionSpec.discreteBranches;
     this.replayBuffer = new ReplayBuffer(
       {
@@ -69,6 +82,7 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
         continuousSize: spec.actionSpec.continuousSize,
         branchCount: branches.length,
         maskWidth: branches.reduce((a, b) => a + b, 0),
+        ...(memory === null ? {} : { memorySize: memory.memory_size, sequenceLength: memory.sequence_length }),
       },
       this.hyperparameters.buffer_size,
     );
@@ -126,13 +140,15 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     if (this.shouldStillTrain) this.model.updateNormalization(steps.obs, n);
 
     this.bookkeeping.addRewards('environment', trajectory.agentId, steps.rewards);
-    const values = this.model.values(steps.obs, n);
+    // Value estimates are only reported; with memory they also record the critic's memories.
+    const buffer = trajectory.toAgentBuffer();
+    const { values } = this.criticMemories.estimate(trajectory, buffer, false);
     for (const signal of this.signals) {
       const { strength } = this.settings.reward_signals[signal as keyof SacTrainerSettings['reward_signals']]!;
       this.bookkeeping.addRewards(signal, trajectory.agentId, Float32Array.from(steps.rewards, (r) => r * strength));
       this.stats.addStat(STAT_KEYS.signalValue(signal), meanOf(values[signal]));
     }
-    if (this.shouldStillTrain) this.replayBuffer.add(replayRows(trajectory));
+    if (this.shouldStillTrain) this.replayBuffer.add(replayRows(trajectory, buffer, this.sequenceLength, this.model.memorySize > 0));
     if (trajectory.doneReached) this.bookkeeping.endEpisode(trajectory.agentId);
 
     this.bookkeeping.stepsProcessed(this.step, n, this.shouldStillTrain, this.trainModel);
@@ -169,30 +185,43 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
 }
 
 /**
- * A trajectory's steps as replay rows. A step is done when the episode truly ended there; when
- * it was interrupted (max steps), the last step's next observation is the observation itself and
- * it is not done, so that the Q target bootstraps from it, as upstream.
+ * A trajectory's steps (`buffer`, its toAgentBuffer() with the critic's memories) as replay
+ * rows, whole sequences of `sequenceLength` with the last one padded (upstream's
+ * resequence_and_append: zeros, the action masks repeated, mask 0). A step is done when the
+ * episode truly ended there; when it was interrupted (max steps), the last step's next
+ * observation is the observation itself and it is not done, so that the Q target bootstraps from
+ * it, as upstream.
  */
-function replayRows(trajectory: Trajectory): ReplayRows {
-  const steps = trajectory.steps;
+function replayRows(trajectory: Trajectory, buffer: AgentBuffer, sequenceLength: number, memory: boolean): ReplayRows {
   const n = trajectory.length;
-  const dones = new Float32Array(n);
-  dones[n - 1] = trajectory.doneReached && !trajectory.interrupted ? 1 : 0;
-  const nextObservations = steps.obs.map((obs, k) => {
-    const size = obs.length / n;
-    const next = new Float32Array(obs.length);
-    next.set(obs.subarray(size), 0);
-    next.set(trajectory.interrupted ? obs.subarray((n - 1) * size) : trajectory.nextObs[k], (n - 1) * size);
-    return next;
-  });
+  const observations = trajectory.steps.obs.map((_, k) => observationKey(k));
+  const nextObservations = observations.map((_, k) => nextObservationKey(k));
+  if (trajectory.interrupted) {
+    observations.forEach((key, k) => buffer.get(nextObservations[k]).row(n - 1).set(buffer.get(key).row(n - 1)));
+    buffer.get(BufferKey.DONE).row(n - 1)[0] = 0;
+  }
+  const keys = [
+    ...observations,
+    ...nextObservations,
+    BufferKey.CONTINUOUS_ACTION,
+    BufferKey.DISCRETE_ACTION,
+    BufferKey.ACTION_MASK,
+    BufferKey.ENVIRONMENT_REWARDS,
+    BufferKey.DONE,
+    ...(memory ? [BufferKey.MEMORY, BufferKey.CRITIC_MEMORY, BufferKey.MASKS] : []),
+  ].filter((key) => buffer.has(key));
+  const rows = new AgentBuffer();
+  buffer.resequenceAndAppend(rows, { keys, trainingLength: sequenceLength });
+  const column = (key: string): Float32Array => (rows.has(key) ? rows.get(key).rows : new Float32Array(0));
   return {
-    count: n,
-    observations: steps.obs,
-    nextObservations,
-    continuousActions: steps.continuousActions,
-    discreteActions: steps.discreteActions,
-    actionMasks: steps.actionMasks,
-    rewards: steps.rewards,
-    dones,
+    count: rows.numExperiences,
+    observations: observations.map(column),
+    nextObservations: nextObservations.map(column),
+    continuousActions: column(BufferKey.CONTINUOUS_ACTION),
+    discreteActions: Int32Array.from(column(BufferKey.DISCRETE_ACTION)),
+    actionMasks: column(BufferKey.ACTION_MASK),
+    rewards: column(BufferKey.ENVIRONMENT_REWARDS),
+    dones: column(BufferKey.DONE),
+    ...(memory ? { memories: column(BufferKey.MEMORY), criticMemories: column(BufferKey.CRITIC_MEMORY), masks: column(BufferKey.MASKS) } : {}),
   };
 }

@@ -126,3 +126,81 @@ describe('ReplayBuffer', () => {
     );
   });
 });
+
+describe('ReplayBuffer with memory (whole sequences)', () => {
+  const SEQUENCE = 4;
+  const MEMORY_LAYOUT: ReplayLayout = { ...LAYOUT, memorySize: 2, sequenceLength: SEQUENCE };
+
+  /** rows(), with memories and masks that name the row too, the last `padding` rows masked out. */
+  function sequenceRows(firstId: number, count: number, padding = 0): ReplayRows {
+    const base = rows(firstId, count);
+    const ids = Array.from({ length: count }, (_, i) => firstId + i);
+    return {
+      ...base,
+      memories: Float32Array.from(ids.flatMap((id) => [id, -id])),
+      criticMemories: Float32Array.from(ids.flatMap((id) => [2 * id, -2 * id])),
+      masks: Float32Array.from(ids, (_, i) => (i < count - padding ? 1 : 0)),
+    };
+  }
+
+  it('rounds its capacity down to whole sequences and refuses a piece of a sequence', () => {
+    const buffer = new ReplayBuffer(MEMORY_LAYOUT, 10);
+    expect(buffer.capacity).toBe(8);
+    expect(buffer.sequenceLength).toBe(SEQUENCE);
+    expect(() => buffer.add(sequenceRows(0, 6))).toThrow('The replay buffer takes whole sequences of 4 rows; got 6 rows.');
+    expect(() => buffer.add(rows(0, 4))).toThrow(/need their memories/);
+    expect(() => new ReplayBuffer(MEMORY_LAYOUT, 3)).toThrow(/at least one sequence of 4 experiences \(buffer_size 3\)/);
+  });
+
+  it('draws batch_size / sequence_length whole sequences, each from a sequence start, with every column of its rows', () => {
+    const buffer = new ReplayBuffer(MEMORY_LAYOUT, 40);
+    buffer.add(sequenceRows(0, 8));
+    buffer.add(sequenceRows(8, 4, 3));
+    const random = new SeededRandom(5);
+    const batch = buffer.sample(18, () => random.next());
+    // 18 / 4: four sequences.
+    expect(batch.count).toBe(16);
+    const ids = idsOf(batch);
+    const starts = new Set<number>();
+    for (let s = 0; s < 4; s++) {
+      const first = ids[s * SEQUENCE];
+      expect(first % SEQUENCE).toBe(0);
+      expect(ids.slice(s * SEQUENCE, (s + 1) * SEQUENCE)).toEqual([first, first + 1, first + 2, first + 3]);
+      starts.add(first);
+      for (let t = 0; t < SEQUENCE; t++) {
+        const i = s * SEQUENCE + t;
+        const id = first + t;
+        expect(Array.from(batch.memories!.subarray(2 * i, 2 * i + 2))).toEqual([id, -id]);
+        expect(Array.from(batch.criticMemories!.subarray(2 * i, 2 * i + 2))).toEqual([2 * id, -2 * id]);
+        expect(batch.masks![i]).toBe(id >= 9 ? 0 : 1);
+      }
+    }
+    // Over many draws every sequence comes, and only whole ones.
+    const many = buffer.sample(4000, () => random.next());
+    const seen = new Set<number>();
+    for (let i = 0; i < many.count; i += SEQUENCE) seen.add(many.observations[1][i]);
+    expect([...seen].sort((a, b) => a - b)).toEqual([0, 4, 8]);
+  });
+
+  it('overwrites the oldest whole sequences once full, and saves and loads its memories and masks', () => {
+    const buffer = new ReplayBuffer(MEMORY_LAYOUT, 8);
+    buffer.add(sequenceRows(0, 4));
+    buffer.add(sequenceRows(4, 8, 2));
+    expect(buffer.size).toBe(8);
+    const file = path.join(tempDir('replay'), 'memory.ckpt');
+    buffer.save(file);
+    const copy = new ReplayBuffer(MEMORY_LAYOUT, 8);
+    copy.load(file);
+    const random = new SeededRandom(2);
+    const batch = copy.sample(400, () => random.next());
+    const ids = new Set(idsOf(batch));
+    expect([...ids].sort((a, b) => a - b)).toEqual([4, 5, 6, 7, 8, 9, 10, 11]);
+    for (let i = 0; i < batch.count; i++) {
+      const id = batch.observations[1][i];
+      expect(batch.memories![2 * i]).toBe(id);
+      expect(batch.masks![i]).toBe(id >= 10 ? 0 : 1);
+    }
+    // A buffer without memory is another shape.
+    expect(() => new ReplayBuffer(LAYOUT, 8).load(file)).toThrow(/holds experiences of another shape/);
+  });
+});

@@ -136,3 +136,84 @@ describe('SacTrainer', () => {
     expect(sac.episodeRewards).toHaveLength(5);
   });
 });
+
+describe('SacTrainer with memory', () => {
+  const memorySettings = '    network_settings: {num_layers: 1, hidden_units: 8, memory: {memory_size: 4, sequence_length: 4}}\n';
+  /** settings() with memory: its network_settings line replaced. */
+  function recurrentTrainer(): SacTrainer {
+    const { options } = load(
+      'behaviors:\n  B:\n    trainer_type: sac\n' +
+        '    hyperparameters: {batch_size: 8, buffer_size: 100, buffer_init_steps: 10, steps_per_update: 2}\n' +
+        `${memorySettings}    max_steps: 100\n`,
+    );
+    return new SacTrainer({
+      behaviorName: 'B',
+      spec: SPEC,
+      settings: settingsForBehavior(options, 'B', memoryLogger()) as SacTrainerSettings,
+      stats: new StatsRegistry().reporter('B'),
+      seed: 1,
+    });
+  }
+
+  /** trajectory() acted step by step with the agent's memories carried, as the agent processor records them. */
+  function recurrentTrajectory(sac: SacTrainer, first: number, n: number, end: 'cut' | 'done' | 'interrupted'): Trajectory {
+    const base = trajectory(first, n, end);
+    const size = sac.model.memorySize;
+    const memories = new Float32Array(n * size);
+    let carried: Float32Array = new Float32Array(size);
+    for (let t = 0; t < n; t++) {
+      memories.set(carried, t * size);
+      carried = sac.model.act([base.steps.obs[0].subarray(2 * t, 2 * t + 2)], 1, null, { memories: carried }).memories!;
+    }
+    return new Trajectory({ ...base, steps: { ...base.steps, memories } });
+  }
+
+  function memoryRows(sac: SacTrainer): Record<string, number[]> {
+    const file = path.join(tempDir('sac-trainer'), 'memory-buffer.ckpt');
+    sac.replayBuffer.save(file);
+    const { arrays } = readCheckpointFile(file);
+    return Object.fromEntries([...arrays].map(([key, values]) => [key, Array.from(values)]));
+  }
+
+  it('stores each trajectory as whole sequences, the last padded with mask 0, with the memories each step started from', () => {
+    const sac = recurrentTrainer();
+    expect(sac.replayBuffer.sequenceLength).toBe(4);
+    const first = recurrentTrajectory(sac, 0, 6, 'cut');
+    sac.processTrajectory(first);
+    const rows = memoryRows(sac);
+    expect(rows.masks).toEqual([1, 1, 1, 1, 1, 1, 0, 0]);
+    expect(rows['obs:0'].filter((_, i) => i % 2 === 0)).toEqual([0, 1, 2, 3, 4, 5, 0, 0]);
+    expect(rows['next_obs:0'].filter((_, i) => i % 2 === 0)).toEqual([1, 2, 3, 4, 5, 1000, 0, 0]);
+    expect(rows.rewards).toEqual([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0, 0]);
+    expect(rows.memories.slice(0, 24)).toEqual(Array.from(first.steps.memories!));
+    // The critic's memories: zeros for the first sequence, where it ended for the second.
+    const critic = sac.model.criticValuesInSequences(first.steps.obs, 6, new Float32Array(4), 4);
+    expect(rows.criticMemories.slice(0, 24)).toEqual(Array.from(critic.stepMemories));
+    expect(rows.criticMemories.slice(16, 20).some((v) => v !== 0)).toBe(true);
+    expect(sac.step).toBe(6);
+  });
+
+  it("runs the critic's memories on across pieces of an episode and forgets them at its end; interrupted bootstraps from the last observation", () => {
+    const sac = recurrentTrainer();
+    const pieces = [recurrentTrajectory(sac, 0, 4, 'cut'), recurrentTrajectory(sac, 4, 4, 'interrupted'), recurrentTrajectory(sac, 8, 4, 'cut')];
+    for (const piece of pieces) sac.processTrajectory(piece);
+    const rows = memoryRows(sac);
+    const afterFirst = sac.model.criticValuesInSequences(pieces[0].steps.obs, 4, new Float32Array(4), 4).finalMemories;
+    expect(rows.criticMemories.slice(16, 20)).toEqual(Array.from(afterFirst));
+    expect(rows.criticMemories.slice(32, 36)).toEqual([0, 0, 0, 0]);
+    expect(rows['next_obs:0'].filter((_, i) => i % 2 === 0).slice(4, 8)).toEqual([5, 6, 7, 7]);
+    expect(rows.dones).toEqual(new Array(12).fill(0));
+  });
+
+  it('updates on minibatches of whole sequences', () => {
+    const sac = recurrentTrainer();
+    const trajectories = new AgentManagerQueue<Trajectory>('B');
+    const policies = new AgentManagerQueue<ActingPolicy>('B');
+    for (let k = 0; k < 3; k++) trajectories.put(recurrentTrajectory(sac, 6 * k, 6, 'cut'));
+    sac.advance(trajectories, policies);
+    // (18 - 10) / k > 2 for k = 1, 2, 3.
+    expect(sac.optimizer.q1Adam.step).toBe(3);
+    expect(policies.tryGet()).toBe(sac.policy);
+    expect(sac.optimizer.q1.parameters.every(Number.isFinite)).toBe(true);
+  });
+});
