@@ -3,7 +3,8 @@
  * the first observations only, so that only a policy with memory can reach it), over real gRPC,
  * with upstream's configs, budgets and thresholds (./upstream-cases.ts), judged as upstream judges;
  * then what a recurrent run leaves: a policy that exports its memory, acts with it under
- * --inference, and resumes. `npm run bench:upstream -- recurrent` runs every recurrent case.
+ * --inference, resumes and starts another run (--initialize-from).
+ * `npm run bench:upstream -- recurrent` runs every recurrent case.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -52,6 +53,14 @@ describe("mlagents-learn on SimpleGoal: upstream's recurrent PPO cases", () => {
     const controller = await learn(await simpleGoalArgs('memory', '--resume', ...envArgs), { cwd, logger });
     expect(logger.lines.map((l) => l.message).some((m) => /^Resuming training of 1D from step \d+\.$/.test(m))).toBe(true);
     expect(controller.behaviorTrainers.get('1D')!.step).toBeGreaterThanOrEqual(discrete.maxSteps + 500);
+  }, 60000);
+
+  it('--initialize-from starts a new run from the recurrent networks', async () => {
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration({ ...discrete, maxSteps: 300 }));
+    const logger = memoryLogger();
+    await learn(await simpleGoalArgs('memory-again', '--initialize-from=memory', ...envArgs), { cwd, logger });
+    expect(logger.lines.map((l) => l.message)).toContain(`Initialized 1D from the run in ${path.join(cwd, 'results', 'memory')}.`);
+    expect(fs.existsSync(path.join(cwd, 'results', 'memory-again', '1D.onnx'))).toBe(true);
   }, 60000);
 
   it('test_hybrid_recurrent_ppo', async () => {
