@@ -63,6 +63,15 @@ describe("mlagents-learn on SimpleGoal: upstream's recurrent PPO cases", () => {
     expect(fs.existsSync(path.join(cwd, 'results', 'memory-again', '1D.onnx'))).toBe(true);
   }, 60000);
 
+  it('test_recurrent_ppo[(1, 0)] over two environments: each agent keeps its own memories, whichever worker it is on', async () => {
+    const continuous = upstreamCase('test_recurrent_ppo[(1, 0)]');
+    const folder = tempDir('learn-memory-two-envs');
+    fs.writeFileSync(path.join(folder, 'config.yaml'), caseConfiguration(continuous));
+    const args = await simpleGoalArgs('two', '--num-envs=2', '--env-args', ...continuous.envArgs);
+    const controller = await learn(args, { cwd: folder, logger: memoryLogger() });
+    expect(meanOfLastFive(controller.behaviorTrainers.get('1D')!.episodeRewards)).toBeGreaterThanOrEqual(continuous.threshold);
+  }, 240000);
+
   it('test_hybrid_recurrent_ppo', async () => {
     const c = upstreamCase('test_hybrid_recurrent_ppo');
     expect(await runUpstreamCase(c)).toBeGreaterThanOrEqual(c.threshold);
