@@ -597,42 +597,18 @@ export class ActorCritic {
 
   /** The vector observations of `count` agents side by side, row-major (count x vectorSize), unnormalized. */
   private concatenate(observations: readonly Float32Array[], count: number): Float32Array {
-    const sizes = this.layout.observationSizes;
-    if (observations.length !== sizes.length) {
-      throw new Error(`The model takes ${sizes.length} observations per agent but got ${observations.length}.`);
-    }
     const width = this.vectorSize;
     if (this.inputRows.length < count * width) {
       this.inputRows = new Float32Array(count * width);
       this.inputColumns = new Float32Array(count * width);
     }
-    const rows = this.inputRows.subarray(0, count * width);
-    let column = 0;
-    observations.forEach((obs, k) => {
-      const size = sizes[k];
-      if (obs.length !== count * size) {
-        throw new Error(`Observation ${k} holds ${obs.length} values, not ${count} agents x ${size}.`);
-      }
-      if (this.layout.visualObservations.includes(k)) return;
-      for (let i = 0; i < count; i++) {
-        for (let f = 0; f < size; f++) rows[i * width + column + f] = obs[i * size + f];
-      }
-      column += size;
-    });
-    return rows;
+    return this.layout.vectorRows(observations, count, this.inputRows.subarray(0, count * width));
   }
 
   /** The vector observations, row-major (count x vectorSize), normalized when configured. */
   private normalizedInputs(observations: readonly Float32Array[], count: number): Float32Array {
     const rows = this.concatenate(observations, count);
-    const width = this.vectorSize;
-    const normalizer = this.normalizer;
-    if (normalizer !== null) {
-      for (let i = 0; i < count; i++) {
-        for (let f = 0; f < width; f++) rows[i * width + f] = normalizer.normalize(rows[i * width + f], f);
-      }
-    }
-    return rows;
+    return this.normalizer === null ? rows : this.normalizer.normalizeRows(rows, count);
   }
 }
 

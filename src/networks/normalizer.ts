@@ -49,6 +49,15 @@ export class RunningNormalizer {
     return scaled > NORMALIZED_CLIP ? NORMALIZED_CLIP : scaled < -NORMALIZED_CLIP ? -NORMALIZED_CLIP : scaled;
   }
 
+  /** Normalizes `count` rows (row-major, count x size) in place. */
+  normalizeRows(rows: Float32Array, count: number): Float32Array {
+    const size = this.size;
+    for (let i = 0; i < count; i++) {
+      for (let f = 0; f < size; f++) rows[i * size + f] = this.normalize(rows[i * size + f], f);
+    }
+    return rows;
+  }
+
   copyFrom(other: RunningNormalizer): void {
     if (other.size !== this.size) {
       throw new Error(`Cannot copy a normalizer of ${other.size} features into one of ${this.size}.`);

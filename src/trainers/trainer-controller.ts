@@ -29,9 +29,9 @@ import { EnvManager, LaunchOptions } from './env-manager';
 import { CurriculumProgress, EnvironmentParameterManager } from './environment-parameter-manager';
 import type { Trainer } from './trainer';
 import { createTrainer } from './trainer-factory';
+import { BUILT_REWARD_SIGNALS } from './reward-signals/registry';
 
 /** The reward signal the trainers compute; the others (gail, curiosity, rnd) are not built yet. */
-const BUILT_REWARD_SIGNALS = ['extrinsic'];
 
 /**
  * Refuses, naming the key, settings of features this trainer does not have yet, before any
@@ -46,7 +46,7 @@ export function checkFeaturesBuilt(options: RunOptions): void {
         throw configError(
           source,
           `${at}.reward_signals.${signal}`,
-          `the ${signal} reward signal is not built yet; only extrinsic rewards are. Remove it to train here.`,
+          `the ${signal} reward signal is not built yet; only ${BUILT_REWARD_SIGNALS.join(' and ')} rewards are. Remove it to train here.`,
         );
       }
     }

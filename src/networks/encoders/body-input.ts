@@ -51,4 +51,29 @@ export class BodyInputLayout {
     this.width = column;
     this.vectorWidth = column - encodingSize * visual.length;
   }
+
+  /**
+   * The vector observations of `count` agents side by side, row-major (count x vectorWidth),
+   * written into `target` (a new array when not given); images are left out.
+   */
+  vectorRows(observations: readonly Float32Array[], count: number, target = new Float32Array(count * this.vectorWidth)): Float32Array {
+    const sizes = this.observationSizes;
+    if (observations.length !== sizes.length) {
+      throw new Error(`The model takes ${sizes.length} observations per agent but got ${observations.length}.`);
+    }
+    const width = this.vectorWidth;
+    let column = 0;
+    observations.forEach((obs, k) => {
+      const size = sizes[k];
+      if (obs.length !== count * size) {
+        throw new Error(`Observation ${k} holds ${obs.length} values, not ${count} agents x ${size}.`);
+      }
+      if (this.visualObservations.includes(k)) return;
+      for (let i = 0; i < count; i++) {
+        for (let f = 0; f < size; f++) target[i * width + column + f] = obs[i * size + f];
+      }
+      column += size;
+    });
+    return target;
+  }
 }

@@ -12,6 +12,7 @@ import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile
 import { decayedValue } from '../../networks/schedule';
 import { PpoMinibatch, ppoLoss } from './loss';
 import { NonFiniteLossError } from '../non-finite-loss';
+import { RewardProvider, loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
 
 /** The floors the linear schedules decay to, as upstream's optimizer sets them. */
 export const MIN_LEARNING_RATE = 1e-10;
@@ -30,6 +31,8 @@ export interface PpoOptimizerSettings {
   readonly hyperparameters: PpoScheduleSettings;
   /** The behavior's max_steps: where linear schedules reach their floor. */
   readonly maxSteps: number;
+  /** The reward signals' providers by signal (upstream's optimizer.reward_signals); none when not given. */
+  readonly rewardProviders?: ReadonlyMap<string, RewardProvider>;
 }
 
 /** What one minibatch update reports, under upstream's stat names. */
@@ -44,12 +47,14 @@ export interface PpoUpdateStats {
 
 export class PpoOptimizer {
   readonly adam: Adam;
+  readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
 
   constructor(
     readonly model: ActorCritic,
     readonly settings: PpoOptimizerSettings,
   ) {
     this.adam = new Adam(model.parameters.length);
+    this.rewardProviders = settings.rewardProviders ?? new Map();
   }
 
   /** The learning rate, epsilon and beta at a training step. */
@@ -92,7 +97,11 @@ export class PpoOptimizer {
 
   /** Weights, normalizer and optimizer state in one checkpoint (./networks/checkpoint-file.ts). */
   saveState(step: number): Uint8Array {
-    const arrays = new Map<string, CheckpointArray>([...this.model.stateArrays(), ...this.adam.stateArrays(ADAM_PREFIX)]);
+    const arrays = new Map<string, CheckpointArray>([
+      ...this.model.stateArrays(),
+      ...this.adam.stateArrays(ADAM_PREFIX),
+      ...providersStateArrays(this.rewardProviders),
+    ]);
     const meta = { kind: 'ppo', step, adamStep: this.adam.step, model: this.model.describe() };
     return encodeCheckpoint(meta, arrays);
   }
@@ -117,6 +126,7 @@ export class PpoOptimizer {
     }
     this.model.loadStateArrays(meta.model as ModelDescription, arrays);
     this.adam.loadStateArrays(ADAM_PREFIX, arrays, meta.adamStep as number);
+    loadProvidersStateArrays(this.rewardProviders, arrays);
     return meta.step as number;
   }
 }

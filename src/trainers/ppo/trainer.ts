@@ -28,6 +28,7 @@ import { AgentBuffer, BufferKey, RewardSignalKeys } from '../buffer';
 import { Trajectory } from '../trajectory';
 import { NonFiniteLossError } from '../non-finite-loss';
 import { PpoOptimizer } from './optimizer';
+import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, restoreOptimizerState } from './update-protocol';
 import { PpoUpdateThread } from './update-thread';
@@ -62,7 +63,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     this.hyperparameters = options.settings.hyperparameters;
     this.spec = options.spec;
     this.seed = options.seed;
-    ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.spec, options.settings, options.seed));
+    ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.spec, options.settings, options.seed, options.logger ?? null));
     this.policy = new ModelPolicy(this.model);
     this.criticMemories = new CriticMemories(this.model, this.sequenceLength);
   }
@@ -169,25 +170,29 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     const observations = trajectory.steps.obs;
     if (this.shouldStillTrain) this.model.updateNormalization(observations, n);
 
-    // The critic's estimates at each step, and after the last one: nothing follows a true end.
+    // The critic's estimates at each step, and after the last one. After a true end nothing
+    // follows, except for the signals that ignore dones (upstream's get_trajectory_value_estimates).
+    const providers = this.optimizer.rewardProviders;
     const trulyEnded = trajectory.doneReached && !trajectory.interrupted;
-    const { values, nextValues } = this.criticMemories.estimate(trajectory, buffer, !trulyEnded);
+    const anyIgnoresDone = [...providers.values()].some((provider) => provider.ignoreDone);
+    const { values, nextValues } = this.criticMemories.estimate(trajectory, buffer, !trulyEnded || anyIgnoresDone);
 
     const environmentRewards = buffer.get(BufferKey.ENVIRONMENT_REWARDS).rows;
     this.bookkeeping.addRewards('environment', trajectory.agentId, environmentRewards);
+    const rewardBatch = rewardBatchOf(buffer);
     const advantages = new Float32Array(n);
     const returns = new Float32Array(n);
     for (const signal of this.signals) {
-      const settings = this.settings.reward_signals[signal as keyof PpoTrainerSettings['reward_signals']]!;
-      const rewards = Float32Array.from(environmentRewards, (r) => r * settings.strength);
+      const provider = providers.get(signal)!;
+      const rewards = Float32Array.from(provider.evaluate(rewardBatch), (r) => r * provider.strength);
       const signalValues = values[signal];
       buffer.get(RewardSignalKeys.valueEstimates(signal)).set(signalValues, 1);
       buffer.get(RewardSignalKeys.rewards(signal)).set(rewards, 1);
       this.stats.addStat(STAT_KEYS.valueEstimate(signal), meanOf(signalValues));
       this.bookkeeping.addRewards(signal, trajectory.agentId, rewards);
 
-      const bootstrap = nextValues === null ? null : nextValues[signal][0];
-      const estimate = gae(rewards, signalValues, bootstrap, settings.gamma, this.hyperparameters.lambd);
+      const bootstrap = nextValues === null || (trulyEnded && !provider.ignoreDone) ? null : nextValues[signal][0];
+      const estimate = gae(rewards, signalValues, bootstrap, provider.gamma, this.hyperparameters.lambd);
       buffer.get(RewardSignalKeys.returns(signal)).set(estimate.returns, 1);
       buffer.get(RewardSignalKeys.advantage(signal)).set(estimate.advantages, 1);
       for (let t = 0; t < n; t++) {

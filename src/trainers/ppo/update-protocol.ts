@@ -11,6 +11,8 @@
 import type { BackendName } from '../../networks/backend';
 import type { ObservationSpec } from '../../env/behavior-spec';
 import { AgentBuffer } from '../buffer';
+import type { CheckpointArray } from '../../networks/checkpoint-file';
+import { loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
 import type { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
 
@@ -30,6 +32,8 @@ export interface OptimizerState {
   readonly firstMoment: Float32Array;
   readonly secondMoment: Float32Array;
   readonly adamStep: number;
+  /** The reward providers' weights, optimizer state and normalizers (upstream trains them with the policy). */
+  readonly rewardSignals: ReadonlyArray<[string, CheckpointArray]>;
 }
 
 /** A copy of the optimizer's weights and Adam state (copies, so that they can be transferred). */
@@ -40,6 +44,7 @@ export function optimizerStateOf(optimizer: PpoOptimizer): OptimizerState {
     firstMoment: adam.firstMoment.slice(),
     secondMoment: adam.secondMoment.slice(),
     adamStep: adam.step,
+    rewardSignals: providersStateArrays(optimizer.rewardProviders).map(([key, values]) => [key, values.slice()]),
   };
 }
 
@@ -51,6 +56,7 @@ export function restoreOptimizerState(optimizer: PpoOptimizer, state: OptimizerS
   adam.secondMoment.set(state.secondMoment);
   adam.step = state.adamStep;
   model.parametersChanged();
+  loadProvidersStateArrays(optimizer.rewardProviders, new Map(state.rewardSignals));
 }
 
 export interface NormalizerState {
@@ -76,7 +82,7 @@ export interface UpdateRequest {
 }
 
 export type UpdateReply =
-  | { readonly kind: 'updated'; readonly state: OptimizerState; readonly means: ReadonlyArray<[keyof PpoUpdateStats, number]> }
+  | { readonly kind: 'updated'; readonly state: OptimizerState; readonly means: ReadonlyArray<[keyof PpoUpdateStats | string, number]> }
   /** The optimizer's NonFiniteLossError message: nothing of the update reaches the acting model. */
   | { readonly kind: 'nonFiniteLoss'; readonly message: string };
 

@@ -16,12 +16,16 @@ import { rowsAtSequenceStarts } from '../critic-memories';
 import { PpoMinibatch } from './loss';
 import { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
+import type { Logger } from '../../common/logger';
+import { accumulateStats, rewardBatchOf } from '../reward-signals/reward-provider';
+import { createRewardProviders } from '../reward-signals/registry';
 
 /** A behavior's networks and their optimizer, the same for a seed in the trainer and in its update worker. */
 export function createPpoNetworks(
   spec: BehaviorSpec,
   settings: PpoTrainerSettings,
   seed: number,
+  logger: Logger | null = null,
 ): { model: ActorCritic; optimizer: PpoOptimizer } {
   const model = new ActorCritic(spec, {
     network: settings.network_settings,
@@ -29,12 +33,16 @@ export function createPpoNetworks(
     sharedCritic: settings.hyperparameters.shared_critic,
     seed,
   });
-  const optimizer = new PpoOptimizer(model, { hyperparameters: settings.hyperparameters, maxSteps: settings.max_steps });
+  const optimizer = new PpoOptimizer(model, {
+    hyperparameters: settings.hyperparameters,
+    maxSteps: settings.max_steps,
+    rewardProviders: createRewardProviders(settings.reward_signals, spec, seed, logger),
+  });
   return { model, optimizer };
 }
 
-/** The mean of each statistic over the update's minibatches. */
-export type PpoUpdateMeans = Map<keyof PpoUpdateStats, number>;
+/** The mean of each statistic over the update's minibatches: the optimizer's and the reward signals' (their own tags). */
+export type PpoUpdateMeans = Map<keyof PpoUpdateStats | string, number>;
 
 /**
  * Updates the optimizer's model on `buffer` (its advantages column is standardized in place) at
@@ -56,18 +64,19 @@ export function updateOnBuffer(
   advantages.set(standardized(advantages.rows), 1);
 
   const signals = optimizer.model.rewardSignals;
-  const totals = new Map<keyof PpoUpdateStats, { sum: number; count: number }>();
+  const totals = new Map<string, { sum: number; count: number }>();
   const batchCount = Math.floor(buffer.numExperiences / batchSize);
+  const trainedSignals = [...optimizer.rewardProviders.values()].filter((provider) => provider.trains);
   for (let epoch = 0; epoch < numEpoch; epoch++) {
     buffer.shuffle(sequenceLength, random);
     for (let b = 0; b < batchCount; b++) {
-      const minibatch = minibatchOf(buffer.makeMiniBatch(b * batchSize, (b + 1) * batchSize), signals, optimizer.model.memorySize > 0 ? sequenceLength : null);
-      const stats = optimizer.update(minibatch, step);
-      for (const key of Object.keys(stats) as Array<keyof PpoUpdateStats>) {
-        const total = totals.get(key) ?? { sum: 0, count: 0 };
-        total.sum += stats[key];
-        total.count++;
-        totals.set(key, total);
+      const batch = buffer.makeMiniBatch(b * batchSize, (b + 1) * batchSize);
+      const minibatch = minibatchOf(batch, signals, optimizer.model.memorySize > 0 ? sequenceLength : null);
+      accumulateStats(totals, { ...optimizer.update(minibatch, step) });
+      // Upstream's update_reward_signals: each signal trains on the same minibatch, after the policy.
+      if (trainedSignals.length > 0) {
+        const rewardBatch = rewardBatchOf(batch);
+        for (const provider of trainedSignals) accumulateStats(totals, provider.update(rewardBatch));
       }
     }
   }

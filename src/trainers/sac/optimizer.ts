@@ -52,6 +52,7 @@ import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma, squashedGaussianLogProb } 
 import { rowsAtSequenceStarts } from '../critic-memories';
 import { NonFiniteLossError } from '../non-finite-loss';
 import type { ReplayRows } from './replay-buffer';
+import { RewardProvider, loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
 
 /** The floor of the linear learning-rate schedule, as upstream's. */
 export const MIN_LEARNING_RATE = 1e-10;
@@ -63,8 +64,13 @@ export interface SacOptimizerSettings {
   readonly hyperparameters: Pick<SACSettings, 'learning_rate' | 'learning_rate_schedule' | 'tau' | 'init_entcoef'>;
   /** The behavior's max_steps: where a linear learning rate reaches its floor. */
   readonly maxSteps: number;
-  /** Per reward signal, in the model's rewardSignals order: its gamma and strength. */
-  readonly signals: ReadonlyArray<{ readonly gamma: number; readonly strength: number }>;
+  /**
+   * Per reward signal, in the model's rewardSignals order: its gamma, strength, and whether its
+   * Q target bootstraps past a true done (ignoreDone, upstream's use_dones_in_backup 0).
+   */
+  readonly signals: ReadonlyArray<{ readonly gamma: number; readonly strength: number; readonly ignoreDone?: boolean }>;
+  /** The reward signals' providers by signal, saved and restored with the networks; none when not given. */
+  readonly rewardProviders?: ReadonlyMap<string, RewardProvider>;
   /** Seeds the Q networks' initial weights and the update's action samples. */
   readonly seed: number;
 }
@@ -171,11 +177,15 @@ export class SacOptimizer {
     return decayedValue(h.learning_rate_schedule, h.learning_rate, MIN_LEARNING_RATE, this.settings.maxSteps, step);
   }
 
-  /** One update on one minibatch, at training step `step` (for the learning rate). */
-  update(batch: ReplayRows, step: number): SacUpdateStats {
+  /**
+   * One update on one minibatch, at training step `step` (for the learning rate). `signalRewards`:
+   * each signal's unscaled reward per row, in the model's rewardSignals order (the environment's
+   * reward for every signal when not given); each is scaled by its signal's strength here.
+   */
+  update(batch: ReplayRows, step: number, signalRewards?: readonly Float32Array[]): SacUpdateStats {
     const model = this.model;
     const learningRate = this.learningRateAt(step);
-    const gradients = this.lossesAndGradients(batch);
+    const gradients = this.lossesAndGradients(batch, signalRewards);
     const { policyLoss, valueLoss, q1Loss, q2Loss } = gradients;
     if (![policyLoss, valueLoss, q1Loss, q2Loss].every(Number.isFinite)) {
       throw new NonFiniteLossError(
@@ -206,7 +216,7 @@ export class SacOptimizer {
   }
 
   /** The losses of one minibatch and their gradients, all from the current parameters; changes nothing. */
-  lossesAndGradients(batch: ReplayRows): SacGradients {
+  lossesAndGradients(batch: ReplayRows, signalRewards?: readonly Float32Array[]): SacGradients {
     const n = batch.count;
     const model = this.model;
     const inputs = model.networkInputs(batch.observations, n);
@@ -216,9 +226,10 @@ export class SacOptimizer {
     this.target.normalizer?.copyFrom(model.normalizer!);
     const nextValues = sequences === undefined ? this.target.values(batch.nextObservations, n) : this.targetValuesInSequences(batch, sequences);
     const backups = model.rewardSignals.map((name, s) => {
-      const { gamma, strength } = this.settings.signals[s];
+      const { gamma, strength, ignoreDone } = this.settings.signals[s];
       const next = nextValues[name];
-      return Float64Array.from(batch.rewards, (r, i) => r * strength + (1 - batch.dones[i]) * gamma * next[i]);
+      const doneWeight = ignoreDone === true ? 0 : 1;
+      return Float64Array.from(signalRewards?.[s] ?? batch.rewards, (r, i) => r * strength + (1 - doneWeight * batch.dones[i]) * gamma * next[i]);
     });
 
     let actorPass!: ActorPass;
@@ -499,6 +510,7 @@ export class SacOptimizer {
     arrays.set('log_entropy_coefficients', this.logEntropyCoefficients);
     const adams = this.namedAdams();
     for (const [name, adam] of adams) for (const [key, values] of adam.stateArrays(name)) arrays.set(key, values);
+    for (const [key, values] of providersStateArrays(this.settings.rewardProviders ?? new Map())) arrays.set(key, values);
     const adamSteps = Object.fromEntries(adams.map(([name, adam]) => [name, adam.step]));
     return encodeCheckpoint({ kind: 'sac', step, adamSteps, model: this.model.describe() }, arrays);
   }
@@ -529,6 +541,7 @@ export class SacOptimizer {
     restoreArray('log_entropy_coefficients', this.logEntropyCoefficients);
     const steps = meta.adamSteps as Record<string, number>;
     for (const [name, adam] of this.namedAdams()) adam.loadStateArrays(name, arrays, steps[name]);
+    loadProvidersStateArrays(this.settings.rewardProviders ?? new Map(), arrays);
     return meta.step as number;
   }
 

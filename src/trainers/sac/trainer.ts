@@ -29,6 +29,8 @@ import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from '../b
 import { CriticMemories } from '../critic-memories';
 import { SacOptimizer } from './optimizer';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
+import { RewardBatch, RewardProvider, rewardBatchOf } from '../reward-signals/reward-provider';
+import { createRewardProviders } from '../reward-signals/registry';
 
 /** A SAC behavior's settings (trainer_type: sac). */
 export type SacTrainerSettings = Extract<TrainerSettings, { trainer_type: 'sac' }>;
@@ -48,6 +50,10 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
   private readonly logger: Logger | null;
   /** Updates done plus one (upstream's update_steps, which starts at 1 so as not to divide by 0). */
   private updateSteps = 1;
+  /** Reward-signal updates done plus one (upstream's reward_signal_update_steps). */
+  private rewardSignalUpdateSteps = 1;
+  /** The reward signals' providers, in the model's rewardSignals order. */
+  private readonly rewardProviders: Map<string, RewardProvider>;
   /** Rows per training sequence: sequence_length with memory, else 1. */
   private readonly sequenceLength: number;
   private readonly criticMemories: CriticMemories;
@@ -65,10 +71,12 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       conditionalSigma: true,
       tanhSquash: true,
     });
+    this.rewardProviders = createRewardProviders(settings.reward_signals, spec, options.seed, options.logger ?? null);
     this.optimizer = new SacOptimizer(this.model, spec, {
       hyperparameters: this.hyperparameters,
       maxSteps: settings.max_steps,
-      signals: this.signals.map((name) => settings.reward_signals[name as keyof SacTrainerSettings['reward_signals']]!),
+      signals: this.signals.map((name) => this.rewardProviders.get(name)!),
+      rewardProviders: this.rewardProviders,
       seed: options.seed,
     });
     this.policy = new ModelPolicy(this.model);
@@ -122,6 +130,7 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     const step = this.optimizer.loadCheckpoint(file);
     // As upstream on resume: the updates are assumed to have kept up with the steps.
     this.updateSteps = Math.max(1, Math.trunc(step / this.hyperparameters.steps_per_update));
+    this.rewardSignalUpdateSteps = Math.max(1, Math.trunc(step / this.hyperparameters.reward_signal_steps_per_update));
     if (this.hyperparameters.save_replay_buffer && options.resume === true) {
       const bufferFile = path.join(path.dirname(file), REPLAY_BUFFER_FILE);
       if (fs.existsSync(bufferFile)) {
@@ -143,9 +152,11 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     // Value estimates are only reported; with memory they also record the critic's memories.
     const buffer = trajectory.toAgentBuffer();
     const { values } = this.criticMemories.estimate(trajectory, buffer, false);
+    // Each signal's rewards here are only reported: updates evaluate them again on each minibatch.
+    const rewardBatch = rewardBatchOf(buffer);
     for (const signal of this.signals) {
-      const { strength } = this.settings.reward_signals[signal as keyof SacTrainerSettings['reward_signals']]!;
-      this.bookkeeping.addRewards(signal, trajectory.agentId, Float32Array.from(steps.rewards, (r) => r * strength));
+      const provider = this.rewardProviders.get(signal)!;
+      this.bookkeeping.addRewards(signal, trajectory.agentId, Float32Array.from(provider.evaluate(rewardBatch), (r) => r * provider.strength));
       this.stats.addStat(STAT_KEYS.signalValue(signal), meanOf(values[signal]));
     }
     if (this.shouldStillTrain) this.replayBuffer.add(replayRows(trajectory, buffer, this.sequenceLength, this.model.memorySize > 0));
@@ -170,9 +181,12 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     let updated = false;
     while ((this.step - h.buffer_init_steps) / this.updateSteps > h.steps_per_update) {
       const batch = this.replayBuffer.sample(h.batch_size, () => this.random.next());
+      // As upstream: every signal's rewards evaluated afresh on the sampled minibatch.
+      const rewardBatch = replayRewardBatch(batch);
+      const signalRewards = this.signals.map((signal) => this.rewardProviders.get(signal)!.evaluate(rewardBatch));
       let stats;
       try {
-        stats = this.optimizer.update(batch, this.step);
+        stats = this.optimizer.update(batch, this.step, signalRewards);
       } catch (error) {
         throw this.behaviorLossError(error);
       }
@@ -180,7 +194,26 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       this.updateSteps++;
       updated = true;
     }
+    this.updateRewardSignals();
     return updated;
+  }
+
+  /**
+   * Upstream's _update_reward_signals: the signals that train get one update on a minibatch of
+   * their own per reward_signal_steps_per_update steps since buffer_init_steps. Without such
+   * signals nothing is sampled, so that the replay draws stay those of the policy updates.
+   */
+  private updateRewardSignals(): void {
+    const h = this.hyperparameters;
+    const trained = [...this.rewardProviders.values()].filter((provider) => provider.trains);
+    if (trained.length === 0) return;
+    while ((this.step - h.buffer_init_steps) / this.rewardSignalUpdateSteps > h.reward_signal_steps_per_update) {
+      const batch = replayRewardBatch(this.replayBuffer.sample(h.batch_size, () => this.random.next()));
+      for (const provider of trained) {
+        for (const [key, value] of Object.entries(provider.update(batch))) this.stats.addStat(key, value);
+      }
+      this.rewardSignalUpdateSteps++;
+    }
   }
 }
 
@@ -223,5 +256,18 @@ function replayRows(trajectory: Trajectory, buffer: AgentBuffer, sequenceLength:
     rewards: column(BufferKey.ENVIRONMENT_REWARDS),
     dones: column(BufferKey.DONE),
     ...(memory ? { memories: column(BufferKey.MEMORY), criticMemories: column(BufferKey.CRITIC_MEMORY), masks: column(BufferKey.MASKS) } : {}),
+  };
+}
+
+/** A replay minibatch as the reward providers read it. */
+function replayRewardBatch(rows: ReplayRows): RewardBatch {
+  return {
+    count: rows.count,
+    observations: rows.observations,
+    nextObservations: rows.nextObservations,
+    environmentRewards: rows.rewards,
+    continuousActions: rows.continuousActions,
+    discreteActions: rows.discreteActions,
+    dones: rows.dones,
   };
 }

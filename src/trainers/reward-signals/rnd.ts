@@ -1,0 +1,193 @@
+/**
+ * Random Network Distillation (upstream's RNDRewardProvider and RNDNetwork): a network body with
+ * fixed random weights (the target) and one of the same architecture trained to reproduce its
+ * encoding (the predictor), both over the current observations. The reward of an experience is
+ * the squared prediction error summed over the encoding's features: it falls on what the agent
+ * has seen often. The loss is that error's mean over the batch; the predictor alone trains, by
+ * Adam at the signal's learning_rate, its gradient derived by hand through the body.
+ *
+ * With network_settings.normalize, vector observations are normalized by running statistics
+ * that every forward pass (evaluate and update alike) feeds afterwards, as upstream's encoders
+ * do; both of upstream's networks see the same data, so one normalizer serves both here.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { NetworkSettings, RNDSettings } from '../../config/settings';
+import type { BehaviorSpec } from '../../env/behavior-spec';
+import type { Logger } from '../../common/logger';
+import { SeededRandom } from '../../common/random';
+import { Adam } from '../../networks/adam';
+import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
+import { BodyInputLayout } from '../../networks/encoders/body-input';
+import type { ParameterBlock, ParameterSource } from '../../networks/layers/layer';
+import { NetworkBody } from '../../networks/network-body';
+import { RunningNormalizer } from '../../networks/normalizer';
+import { copyTensorInto, transposeInto } from '../../networks/tensor-io';
+import type { RewardBatch, RewardProvider } from './reward-provider';
+
+/** Upstream's stat tag for the predictor's loss. */
+export const RND_LOSS_TAG = 'Losses/RND Loss';
+
+/** One network body with a parameter vector of its own. */
+class RndNetwork {
+  readonly body: NetworkBody;
+  readonly parameters: Float32Array;
+  readonly gradient: Float32Array;
+  private version = 0;
+
+  constructor(name: string, layout: BodyInputLayout, network: NetworkSettings, random: SeededRandom) {
+    let size = 0;
+    const allocate = (blockName: string, shape: readonly number[]): ParameterBlock => {
+      const block = { name: blockName, offset: size, shape: [...shape] };
+      size += shape.reduce((a, b) => a * b, 1);
+      return block;
+    };
+    this.body = new NetworkBody(allocate, name, layout, network);
+    this.parameters = new Float32Array(size);
+    this.gradient = new Float32Array(size);
+    this.body.linearEncoder.initialize(this.parameters, random);
+    for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
+  }
+
+  get source(): ParameterSource {
+    return { parameters: this.parameters, gradient: this.gradient, version: this.version };
+  }
+
+  parametersChanged(): void {
+    this.version++;
+  }
+
+  /** The encoding, feature-major (hidden x count); call inside tf.tidy. With `keep`, backward() may follow. */
+  forward(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): tf.Tensor2D {
+    const { body } = this;
+    const rows = body.encodeObservations(observations, vectorRows, count, this.source, keep);
+    const width = body.inputWidth;
+    const columns = new Float32Array(width * count);
+    transposeInto(rows, count, width, columns);
+    return body.linearEncoder.forwardColumns(tf.tensor2d(columns, [width, count]), this.source, keep);
+  }
+
+  /** forward()'s backward from d loss / d encoding (hidden x count); fills `gradient`. */
+  backward(encodingGradient: tf.Tensor2D): void {
+    const { body } = this;
+    const inputGradient = body.linearEncoder.backwardColumns(encodingGradient, this.source, body.encoders.length > 0);
+    if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', this.source);
+  }
+}
+
+export class RndRewardProvider implements RewardProvider {
+  readonly name = 'RND';
+  readonly gamma: number;
+  readonly strength: number;
+  readonly ignoreDone = true;
+  readonly trains = true;
+  readonly target: RndNetwork;
+  readonly predictor: RndNetwork;
+  readonly adam: Adam;
+  readonly normalizer: RunningNormalizer | null;
+  private readonly layout: BodyInputLayout;
+  private readonly learningRate: number;
+
+  constructor(settings: RNDSettings, spec: BehaviorSpec, seed: number, logger?: Logger | null) {
+    this.gamma = settings.gamma;
+    this.strength = settings.strength;
+    this.learningRate = settings.learning_rate;
+    let network = settings.network_settings;
+    if (network.memory !== null) {
+      logger?.warning('memory was specified in network_settings but is not supported by RND. It is being ignored.');
+      network = { ...network, memory: null };
+    }
+    this.layout = new BodyInputLayout(spec, network.hidden_units);
+    const random = new SeededRandom(seed);
+    this.target = new RndNetwork('rnd.target', this.layout, network, random);
+    this.predictor = new RndNetwork('rnd.predictor', this.layout, network, random);
+    this.adam = new Adam(this.predictor.parameters.length);
+    this.normalizer = network.normalize ? new RunningNormalizer(this.layout.vectorWidth) : null;
+  }
+
+  evaluate(batch: RewardBatch): Float32Array {
+    const rewards = tf.tidy(() => this.squaredErrors(batch, false).rewards);
+    this.updateNormalization(batch);
+    return rewards;
+  }
+
+  update(batch: RewardBatch): Record<string, number> {
+    const { loss, gradient } = this.lossAndGradient(batch);
+    this.adam.apply(this.predictor.parameters, gradient, this.learningRate);
+    this.predictor.parametersChanged();
+    this.updateNormalization(batch);
+    return { [RND_LOSS_TAG]: loss };
+  }
+
+  /** The loss on a batch and its gradient with respect to the predictor's parameters; changes nothing. */
+  lossAndGradient(batch: RewardBatch): { loss: number; gradient: Float32Array } {
+    const count = batch.count;
+    let loss = 0;
+    tf.tidy(() => {
+      const { rewards, difference } = this.squaredErrors(batch, true);
+      for (const r of rewards) loss += r;
+      loss /= count;
+      // d mean_i sum_f (p - t)^2 / d p = 2 (p - t) / count, feature-major like the encoding.
+      const scale = 2 / count;
+      for (let i = 0; i < difference.length; i++) difference[i] *= scale;
+      this.predictor.backward(tf.tensor2d(difference, [this.predictor.body.outputSize, count]));
+    });
+    return { loss, gradient: this.predictor.gradient };
+  }
+
+  stateArrays(): Map<string, CheckpointArray> {
+    const arrays = new Map<string, CheckpointArray>([
+      ['target.parameters', this.target.parameters],
+      ['predictor.parameters', this.predictor.parameters],
+      ...this.adam.stateArrays('adam'),
+      ['adam.step', new Float64Array([this.adam.step])],
+    ]);
+    if (this.normalizer !== null) {
+      arrays.set('normalizer.mean', this.normalizer.mean);
+      arrays.set('normalizer.variance', this.normalizer.variance);
+      arrays.set('normalizer.steps', new Float64Array([this.normalizer.steps]));
+    }
+    return arrays;
+  }
+
+  loadStateArrays(arrays: ReadonlyMap<string, CheckpointArray>): void {
+    this.target.parameters.set(requireCheckpointArray(arrays, 'target.parameters', this.target.parameters.length));
+    this.target.parametersChanged();
+    this.predictor.parameters.set(requireCheckpointArray(arrays, 'predictor.parameters', this.predictor.parameters.length));
+    this.predictor.parametersChanged();
+    this.adam.loadStateArrays('adam', arrays, requireCheckpointArray(arrays, 'adam.step', 1)[0]);
+    if (this.normalizer !== null) {
+      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.normalizer.size));
+      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.normalizer.size));
+      this.normalizer.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
+    }
+  }
+
+  /**
+   * Per row, sum over features of (prediction - target)^2, and prediction - target itself
+   * (feature-major, hidden x count). Call inside tf.tidy; `keep` readies the predictor's backward.
+   */
+  private squaredErrors(batch: RewardBatch, keep: boolean): { rewards: Float32Array; difference: Float32Array } {
+    const count = batch.count;
+    const vectorRows = this.layout.vectorRows(batch.observations, count);
+    this.normalizer?.normalizeRows(vectorRows, count);
+    const hidden = this.predictor.body.outputSize;
+    const target = new Float32Array(hidden * count);
+    const difference = new Float32Array(hidden * count);
+    copyTensorInto(this.target.forward(batch.observations, vectorRows, count, false), target);
+    copyTensorInto(this.predictor.forward(batch.observations, vectorRows, count, keep), difference);
+    const rewards = new Float32Array(count);
+    for (let f = 0; f < hidden; f++) {
+      for (let i = 0; i < count; i++) {
+        const d = difference[f * count + i] - target[f * count + i];
+        difference[f * count + i] = d;
+        rewards[i] += d * d;
+      }
+    }
+    return { rewards, difference };
+  }
+
+  private updateNormalization(batch: RewardBatch): void {
+    if (this.normalizer === null || batch.count === 0) return;
+    this.normalizer.update(this.layout.vectorRows(batch.observations, batch.count), batch.count);
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The reward providers (src/trainers/reward-signals): the registry, the extrinsic signal, and
+ * RND: upstream's test_rnd behaviour (the reward falls on what is seen again and again), its
+ * hand-derived predictor gradient against finite differences, and its checkpoint arrays.
+ */
+import { SeededRandom } from '../../../src/common/random';
+import type { RNDSettings } from '../../../src/config/settings';
+import { ActionSpec } from '../../../src/env/behavior-spec';
+import { createRewardProvider, createRewardProviders, BUILT_REWARD_SIGNALS } from '../../../src/trainers/reward-signals/registry';
+import { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
+import { RND_LOSS_TAG, RndRewardProvider } from '../../../src/trainers/reward-signals/rnd';
+import { centralDifference } from '../../helpers/finite-differences';
+import { behavior, network, observations } from '../../networks/model-fixtures';
+
+const spec = behavior([6, 4], new ActionSpec(2, []));
+
+function rndSettings(overrides: Partial<RNDSettings> = {}, normalize = false): RNDSettings {
+  return {
+    gamma: 0.99,
+    strength: 0.01,
+    learning_rate: 1e-3,
+    encoding_size: null,
+    network_settings: network({ hidden_units: 16, num_layers: 2, normalize }),
+    ...overrides,
+  };
+}
+
+function batchOf(count: number, seed: number): RewardBatch {
+  return { count, observations: observations(spec, count, new SeededRandom(seed)), environmentRewards: new Float32Array(count) };
+}
+
+function mean(values: Float32Array): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+describe('the reward-provider registry', () => {
+  it('builds extrinsic and rnd by their reward_signals keys, in order', () => {
+    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd']);
+    const providers = createRewardProviders({ extrinsic: { gamma: 0.99, strength: 1, network_settings: network() }, rnd: rndSettings() }, spec, 1);
+    expect([...providers.keys()]).toEqual(['extrinsic', 'rnd']);
+    expect(providers.get('extrinsic')!.name).toBe('Extrinsic');
+    expect(providers.get('rnd')!).toBeInstanceOf(RndRewardProvider);
+    expect(providers.get('rnd')!.ignoreDone).toBe(true);
+    expect(providers.get('extrinsic')!.ignoreDone).toBe(false);
+  });
+
+  it('refuses a signal it does not build, naming it', () => {
+    expect(() => createRewardProvider('curiosity', { ...rndSettings() }, spec, 1)).toThrow(/curiosity/);
+  });
+});
+
+describe('the extrinsic reward provider', () => {
+  it('gives the environment rewards and trains nothing', () => {
+    const provider = createRewardProvider('extrinsic', { gamma: 0.9, strength: 0.5, network_settings: network() }, spec, 1);
+    const rewards = Float32Array.from([1, -0.5, 0, 2]);
+    expect(Array.from(provider.evaluate({ ...batchOf(4, 1), environmentRewards: rewards }))).toEqual([1, -0.5, 0, 2]);
+    expect(provider.update(batchOf(4, 1))).toEqual({});
+    expect(provider.gamma).toBe(0.9);
+    expect(provider.strength).toBe(0.5);
+    expect(provider.stateArrays().size).toBe(0);
+  });
+});
+
+describe('the RND reward provider', () => {
+  it('its reward falls on observations seen again and again, and stays higher on unseen ones', () => {
+    for (const normalize of [false, true]) {
+      const provider = new RndRewardProvider(rndSettings({ learning_rate: 3e-3 }, normalize), spec, 3);
+      const seen = batchOf(32, 10);
+      const unseen = batchOf(32, 11);
+      const before = mean(provider.evaluate(seen));
+      expect(mean(provider.evaluate(unseen))).toBeGreaterThan(0);
+      let loss = Infinity;
+      for (let i = 0; i < 200; i++) loss = provider.update(seen)[RND_LOSS_TAG];
+      const after = mean(provider.evaluate(seen));
+      expect(after).toBeLessThan(before / 2);
+      expect(loss).toBeCloseTo(after, 1);
+      expect(mean(provider.evaluate(unseen))).toBeGreaterThan(after);
+    }
+  });
+
+  it('derives the predictor gradient by hand as finite differences find it', () => {
+    const provider = new RndRewardProvider(rndSettings(), spec, 5);
+    const batch = batchOf(7, 2);
+    const { gradient } = provider.lossAndGradient(batch);
+    const analytic = gradient.slice();
+    const parameters = provider.predictor.parameters;
+    const random = new SeededRandom(9);
+    for (let k = 0; k < 40; k++) {
+      const index = Math.floor(random.next() * parameters.length);
+      const numeric = centralDifference(parameters, index, 1e-2, () => provider.lossAndGradient(batch).loss, () => provider.predictor.parametersChanged());
+      expect(analytic[index]).toBeCloseTo(numeric, 2);
+    }
+  });
+
+  it('checkpoint arrays bring back its weights, Adam state and normalizer', () => {
+    const trained = new RndRewardProvider(rndSettings({}, true), spec, 7);
+    for (let i = 0; i < 5; i++) trained.update(batchOf(16, 20 + i));
+    const restored = new RndRewardProvider(rndSettings({}, true), spec, 8);
+    const probe = batchOf(8, 99);
+    restored.loadStateArrays(new Map([...trained.stateArrays()].map(([key, values]) => [key, values.slice()])));
+    expect(restored.adam.step).toBe(5);
+    expect(Array.from(restored.evaluate(probe))).toEqual(Array.from(trained.evaluate(probe)));
+    expect(restored.update(probe)).toEqual(trained.update(probe));
+    expect(Array.from(restored.predictor.parameters)).toEqual(Array.from(trained.predictor.parameters));
+  });
+
+  it('ignores memory in its network settings, with upstream\'s warning', () => {
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, warning: (m: string) => warnings.push(m), error: () => undefined };
+    const settings = rndSettings();
+    const provider = new RndRewardProvider(
+      { ...settings, network_settings: { ...settings.network_settings, memory: { memory_size: 8, sequence_length: 4 } } },
+      spec,
+      1,
+      logger,
+    );
+    expect(provider.predictor.body.memory).toBeNull();
+    expect(warnings).toEqual(['memory was specified in network_settings but is not supported by RND. It is being ignored.']);
+  });
+});
