@@ -9,7 +9,10 @@ import { listEventFiles, readEventFile } from '../../src/stats';
 import { PpoTrainer } from '../../src/trainers/ppo/trainer';
 import { RndRewardProvider } from '../../src/trainers/reward-signals/rnd';
 import { tempDir } from '../helpers/paths';
+import * as fs from 'fs';
+import { SacTrainer } from '../../src/trainers/sac/trainer';
 import { simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';
+import { writeSimpleSacConfig } from './learn-sac-helpers';
 
 const RND_SIGNALS = `    reward_signals:
       extrinsic:
@@ -39,6 +42,27 @@ describe('mlagents-learn with the RND reward signal', () => {
     for (const tag of ['Losses/RND Loss', 'Policy/Rnd Reward', 'Policy/Rnd Value Estimate', 'Policy/Extrinsic Reward', 'Policy/Extrinsic Value Estimate']) {
       expect(tags).toContain(tag);
     }
+  }, 60000);
+
+  it('with threaded: true, the update worker trains RND and hands its state back', async () => {
+    const file = writeSimplePpoConfig(cwd, 1000, RND_SIGNALS);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('threaded: false', 'threaded: true'));
+    const result = await learn(await simpleGoalArgs('rnd-threaded'), { cwd, logger: memoryLogger() });
+    const rnd = (result.behaviorTrainers.get('1D') as PpoTrainer).optimizer.rewardProviders.get('rnd') as RndRewardProvider;
+    expect(rnd.adam.step).toBeGreaterThan(0);
+  }, 60000);
+
+  it('trains SAC with extrinsic + rnd: the signal updates every reward_signal_steps_per_update steps', async () => {
+    const file = writeSimpleSacConfig(cwd, 300, 100);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8') + RND_SIGNALS);
+    const result = await learn(await simpleGoalArgs('rnd-sac'), { cwd, logger: memoryLogger() });
+    const trainer = result.behaviorTrainers.get('1D') as SacTrainer;
+    const rnd = trainer.optimizer.settings.rewardProviders!.get('rnd') as RndRewardProvider;
+    // reward_signal_steps_per_update defaults to steps_per_update (1): about one update a step after buffer_init_steps.
+    expect(rnd.adam.step).toBeGreaterThan(150);
+    const [events] = listEventFiles(path.join(cwd, 'results', 'rnd-sac', '1D')).map(readEventFile);
+    const tags = new Set(events.flatMap((e) => (e.summary?.value ?? []).map((v) => v.tag)));
+    expect(tags).toContain('Losses/RND Loss');
   }, 60000);
 
   it('still refuses curiosity, naming the key', async () => {

@@ -9,6 +9,11 @@ import { ActionSpec } from '../../../src/env/behavior-spec';
 import { createRewardProvider, createRewardProviders, BUILT_REWARD_SIGNALS } from '../../../src/trainers/reward-signals/registry';
 import { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { RND_LOSS_TAG, RndRewardProvider } from '../../../src/trainers/reward-signals/rnd';
+import { settingsForBehavior } from '../../../src/config';
+import { memoryLogger } from '../../../src/common/logger';
+import { createPpoNetworks } from '../../../src/trainers/ppo/update';
+import type { PpoTrainerSettings } from '../../../src/trainers/ppo/trainer';
+import { load } from '../../config/config-helpers';
 import { centralDifference } from '../../helpers/finite-differences';
 import { behavior, network, observations } from '../../networks/model-fixtures';
 
@@ -116,5 +121,25 @@ describe('the RND reward provider', () => {
     );
     expect(provider.predictor.body.memory).toBeNull();
     expect(warnings).toEqual(['memory was specified in network_settings but is not supported by RND. It is being ignored.']);
+  });
+});
+
+describe('a PPO checkpoint with RND', () => {
+  it('holds the RND networks, Adam state and normalizer, and restores them', () => {
+    const { options } = load(
+      'behaviors:\n  B:\n    trainer_type: ppo\n    network_settings: {num_layers: 1, hidden_units: 8}\n' +
+        '    reward_signals:\n      extrinsic: {strength: 1.0}\n      rnd: {strength: 0.01, network_settings: {hidden_units: 8, normalize: true}}\n',
+    );
+    const settings = settingsForBehavior(options, 'B', memoryLogger()) as PpoTrainerSettings;
+    const saved = createPpoNetworks(spec, settings, 1).optimizer;
+    const rnd = saved.rewardProviders.get('rnd') as RndRewardProvider;
+    for (let i = 0; i < 3; i++) rnd.update(batchOf(8, 40 + i));
+    const restored = createPpoNetworks(spec, settings, 2).optimizer;
+    restored.loadState(saved.saveState(123));
+    const back = restored.rewardProviders.get('rnd') as RndRewardProvider;
+    expect(back.adam.step).toBe(3);
+    expect(back.normalizer!.steps).toBe(rnd.normalizer!.steps);
+    expect(Array.from(back.predictor.parameters)).toEqual(Array.from(rnd.predictor.parameters));
+    expect(Array.from(back.target.parameters)).toEqual(Array.from(rnd.target.parameters));
   });
 });
