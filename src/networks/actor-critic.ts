@@ -11,7 +11,10 @@
  * shared_critic the value heads sit on the actor's body; otherwise the critic has a body of its
  * own. SAC's actor (options conditionalSigma and
  * tanhSquash) adds a log_sigma head beside the means and squashes its Gaussian samples with
- * tanh; its critic body is SAC's value network V(s).
+ * tanh; its critic body is SAC's value network V(s). With network_settings.memory each body ends
+ * in an LSTM (upstream's), the heads read its output, and the caller carries the memories: the
+ * agents' between decisions (act), the critic's over a trajectory (criticValuesInSequences), and
+ * each training sequence's first ones (computeGradient's sequences).
  *
  * How it runs fast. The parameters live in one Float32Array (Adam updates them in JavaScript);
  * the layers run each pass the way that is fastest for it (layers/dense.ts): acting batch first,
