@@ -1,0 +1,117 @@
+/**
+ * One SAC update against Unity ML-Agents' own: fixtures/upstream-hybrid-update.json holds what
+ * upstream's TorchSACOptimizer.update (release_21, torch) did on a hybrid behavior (one vector
+ * observation, one continuous action, one branch of 2, a 1 x 16 network), from its weights, an
+ * 8-row minibatch and fixed reparameterization noise. Ours, loaded with the same weights and fed
+ * the same rows and noise, must report the same four losses and the same gradients.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { memoryLogger } from '../../../src/common/logger';
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
+import { ActorCritic } from '../../../src/networks/actor-critic';
+import { selectBackend } from '../../../src/networks/backend';
+import type { ParameterBlock } from '../../../src/networks/layers/layer';
+import { SacOptimizer } from '../../../src/trainers/sac/optimizer';
+
+interface Fixture {
+  before: Record<'actor' | 'critic' | 'target' | 'q1' | 'q2', Record<string, number[]>>;
+  logEntCoef: { discrete: number[]; continuous: number[] };
+  batch: Record<'obs' | 'next_obs' | 'continuous' | 'discrete' | 'rewards' | 'dones' | 'eps', number[]>;
+  losses: Record<string, number>;
+  gradients: Record<'actor' | 'critic' | 'q1' | 'q2', Record<string, number[]>> & { log_ent_coef: { discrete: number[]; continuous: number[] } };
+}
+
+const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'upstream-hybrid-update.json'), 'utf8')) as Fixture;
+
+/** Upstream's module names for our blocks: a body's layer, the actor's heads, the value heads. */
+function torchName(block: string): string {
+  return block
+    .replace(/^(actor|critic|body)\.layers\.0\./, 'network_body._body_endoder.seq_layers.0.')
+    .replace(/^actor\.(mu|log_sigma)\./, 'action_model._continuous_distribution.$1.')
+    .replace(/^actor\.branches\./, 'action_model._discrete_distribution.branches.')
+    .replace(/^critic\.value_heads\.extrinsic\./, 'value_heads.value_heads.extrinsic.')
+    .replace(/^head\./, 'value_heads.value_heads.extrinsic.');
+}
+
+/** Upstream's values for each of `blocks` whose name starts with `prefix`, written into `target`. */
+function load(target: Float32Array, blocks: readonly ParameterBlock[], prefix: RegExp, values: Record<string, number[]>): number {
+  let loaded = 0;
+  for (const block of blocks.filter((b) => prefix.test(b.name))) {
+    const upstream = values[torchName(block.name)];
+    if (upstream === undefined) throw new Error(`The fixture has no ${torchName(block.name)} for ${block.name}.`);
+    target.set(upstream, block.offset);
+    loaded++;
+  }
+  return loaded;
+}
+
+function blockOf(gradient: Float32Array, block: ParameterBlock): number[] {
+  return Array.from(gradient.subarray(block.offset, block.offset + block.shape.reduce((a, b) => a * b, 1)));
+}
+
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
+
+describe("SAC's update against upstream's", () => {
+  it('gives upstream\'s losses and gradients on the same weights, minibatch and noise (hybrid actions)', () => {
+    const spec: BehaviorSpec = {
+      observationSpecs: [{ shape: [1], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'obs' }],
+      actionSpec: new ActionSpec(1, [2]),
+    };
+    const network = { normalize: false, hidden_units: 16, num_layers: 1, vis_encode_type: 'simple' as const, memory: null, goal_conditioning_type: 'hyper' as const, deterministic: false };
+    const model = new ActorCritic(spec, { network, rewardSignals: ['extrinsic'], sharedCritic: false, seed: 1, conditionalSigma: true, tanhSquash: true });
+    const optimizer = new SacOptimizer(model, spec, {
+      hyperparameters: { learning_rate: 5e-3, learning_rate_schedule: 'constant', tau: 0.01, init_entcoef: 0.01 },
+      maxSteps: 1000,
+      signals: [{ gamma: 0.99, strength: 1 }],
+      seed: 1,
+    });
+    // Every block of every network comes from upstream.
+    expect(load(model.parameters, model.blocks, /^actor\./, fixture.before.actor) + load(model.parameters, model.blocks, /^critic\./, fixture.before.critic)).toBe(model.blocks.length);
+    model.parametersChanged();
+    load(optimizer.target.parameters, optimizer.target.blocks, /^critic\./, fixture.before.target);
+    optimizer.target.parametersChanged();
+    for (const [q, values] of [[optimizer.q1, fixture.before.q1], [optimizer.q2, fixture.before.q2]] as const) {
+      expect(load(q.parameters, q.blocks, /./, values)).toBe(q.blocks.length);
+      q.parametersChanged();
+    }
+    expect(Array.from(optimizer.logEntropyCoefficients)).toEqual([...fixture.logEntCoef.discrete, ...fixture.logEntCoef.continuous].map((v) => Math.fround(v)));
+    // The reparameterization noise upstream drew, in the order ours draws it (row by row).
+    const noise = [...fixture.batch.eps];
+    (optimizer as unknown as { random: { gaussian(): number } }).random = { gaussian: () => noise.shift()! };
+
+    const n = fixture.batch.obs.length;
+    const result = optimizer.lossesAndGradients({
+      count: n,
+      observations: [Float32Array.from(fixture.batch.obs)],
+      nextObservations: [Float32Array.from(fixture.batch.next_obs)],
+      continuousActions: Float32Array.from(fixture.batch.continuous),
+      discreteActions: Int32Array.from(fixture.batch.discrete),
+      actionMasks: new Float32Array(2 * n).fill(1),
+      rewards: Float32Array.from(fixture.batch.rewards),
+      dones: Float32Array.from(fixture.batch.dones),
+    });
+    expect(noise).toEqual([]);
+    expect(result.policyLoss).toBeCloseTo(fixture.losses['Losses/Policy Loss'], 5);
+    expect(result.valueLoss).toBeCloseTo(fixture.losses['Losses/Value Loss'], 5);
+    expect(result.q1Loss).toBeCloseTo(fixture.losses['Losses/Q1 Loss'], 5);
+    expect(result.q2Loss).toBeCloseTo(fixture.losses['Losses/Q2 Loss'], 5);
+
+    const close = (ours: number[], theirs: number[], what: string) => {
+      expect(ours).toHaveLength(theirs.length);
+      ours.forEach((v, i) => {
+        if (Math.abs(v - theirs[i]) > 1e-5 + 1e-4 * Math.abs(theirs[i])) throw new Error(`${what}[${i}]: ours ${v}, upstream ${theirs[i]}`);
+      });
+    };
+    for (const block of model.blocks) {
+      const network = block.name.startsWith('actor.') ? fixture.gradients.actor : fixture.gradients.critic;
+      close(blockOf(result.modelGradient, block), network[torchName(block.name)], block.name);
+    }
+    for (const [q, gradient, theirs] of [[optimizer.q1, result.q1Gradient, fixture.gradients.q1], [optimizer.q2, result.q2Gradient, fixture.gradients.q2]] as const) {
+      for (const block of q.blocks) close(blockOf(gradient, block), theirs[torchName(block.name)], `q.${block.name}`);
+    }
+    close(Array.from(result.entropyCoefficientGradient), [...fixture.gradients.log_ent_coef.discrete, ...fixture.gradients.log_ent_coef.continuous], 'log alpha');
+  });
+});
