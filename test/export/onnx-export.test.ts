@@ -19,6 +19,7 @@ import { ActorCritic } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';
 import { maskedSoftmax } from '../../src/networks/distributions';
 import { tempDir } from '../helpers/paths';
+import { policyFeeds, randomMasks } from './policy-inputs';
 import { behavior, model, observations, vectorObservation, visualObservation } from '../networks/model-fixtures';
 import type { EncoderType } from '../../src/config/settings';
 
@@ -61,36 +62,6 @@ function trainedModel(spec: BehaviorSpec, normalize: boolean, seed: number): Act
   return net;
 }
 
-/** Masks of `count` agents: each action forbidden with probability 0.4, one per branch always allowed. */
-function randomMasks(branches: readonly number[], count: number, random: SeededRandom): Float32Array {
-  const width = branches.reduce((a, b) => a + b, 0);
-  const masks = new Float32Array(count * width);
-  for (let i = 0; i < count; i++) {
-    let first = 0;
-    for (const size of branches) {
-      for (let k = 0; k < size; k++) masks[i * width + first + k] = random.next() < 0.4 ? 0 : 1;
-      masks[i * width + first + random.int(size)] = 1;
-      first += size;
-    }
-  }
-  return masks;
-}
-
-/** onnxruntime's inputs: obs_k (count x size) and, when given, action_masks. */
-function feeds(
-  spec: BehaviorSpec,
-  obs: readonly Float32Array[],
-  count: number,
-  masks: Float32Array | null,
-): Record<string, ort.Tensor> {
-  const inputs: Record<string, ort.Tensor> = {};
-  obs.forEach((values, k) => {
-    inputs[`obs_${k}`] = new ort.Tensor('float32', values, [count, spec.observationSpecs[k].shape[0]]);
-  });
-  if (masks !== null) inputs.action_masks = new ort.Tensor('float32', masks, [count, masks.length / count]);
-  return inputs;
-}
-
 async function run(bytes: Uint8Array, inputs: Record<string, ort.Tensor>): Promise<ort.InferenceSession.OnnxValueMapType> {
   const session = await ort.InferenceSession.create(bytes);
   try {
@@ -122,9 +93,9 @@ describe.each(CASES)('onnxruntime runs the exported policy: $label', ({ observat
     const obs = observations(spec, count, random);
     // Far outliers in the first agent's row: normalization clips them to +-5 in both.
     obs[0].fill(60, 0, 2);
-    const masks = branches.length > 0 ? randomMasks(branches, count, random) : null;
+    const masks = branches.length > 0 ? randomMasks(branches, count, random, 0.4) : null;
 
-    const outputs = await run(exportPolicy(net, spec), feeds(spec, obs, count, masks));
+    const outputs = await run(exportPolicy(net, spec), policyFeeds(spec, obs, count, masks));
     const ours = net.act(obs, count, masks);
 
     expect(floats(outputs.version_number)).toEqual(Float32Array.of(3));
@@ -167,7 +138,7 @@ describe.each(CASES)('onnxruntime runs the exported policy: $label', ({ observat
     const masks =
       branches.length > 0 ? new Float32Array(count * maskRow.length).map((_, i) => maskRow[i % maskRow.length]) : null;
 
-    const outputs = await run(exportPolicy(net, spec), feeds(spec, obs, count, masks));
+    const outputs = await run(exportPolicy(net, spec), policyFeeds(spec, obs, count, masks));
 
     if (continuous > 0) {
       expect(outputs.continuous_actions.dims).toEqual([count, continuous]);
@@ -226,7 +197,7 @@ describe.each(VISUAL_CASES)('onnxruntime runs an exported visual policy: $encode
     const count = 6;
     const obs = observations(spec, count, random);
     net.updateNormalization(obs, count);
-    const masks = randomMasks([3], count, random);
+    const masks = randomMasks([3], count, random, 0.4);
     const inputs: Record<string, ort.Tensor> = {
       obs_0: new ort.Tensor('float32', obs[0], [count, ...image]),
       obs_1: new ort.Tensor('float32', obs[1], [count, 3]),

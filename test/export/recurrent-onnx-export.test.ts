@@ -17,6 +17,7 @@ import { exportPolicy } from '../../src/export/onnx-export';
 import { ActorCritic } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';
 import { behavior, network, observations, vectorObservation, visualObservation } from '../networks/model-fixtures';
+import { policyFeeds, randomMasks } from './policy-inputs';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -65,21 +66,6 @@ function recurrentModel({ spec, normalize, sac, sharedCritic }: Case, seed: numb
   return net;
 }
 
-/** Masks of `count` agents: each action forbidden with probability 0.3, one per branch always allowed. */
-function randomMasks(branches: readonly number[], count: number, random: SeededRandom): Float32Array {
-  const width = branches.reduce((a, b) => a + b, 0);
-  const masks = new Float32Array(count * width);
-  for (let i = 0; i < count; i++) {
-    let first = 0;
-    for (const size of branches) {
-      for (let k = 0; k < size; k++) masks[i * width + first + k] = random.next() < 0.3 ? 0 : 1;
-      masks[i * width + first + random.int(size)] = 1;
-      first += size;
-    }
-  }
-  return masks;
-}
-
 describe.each(CASES)('a recurrent policy run by onnxruntime step after step: $label', (testCase) => {
   it('gives the deterministic actions and the memories of our own forward pass', async () => {
     const { spec } = testCase;
@@ -97,13 +83,11 @@ describe.each(CASES)('a recurrent policy run by onnxruntime step after step: $la
       let onnxMemories = ourMemories.slice();
       for (let step = 0; step < 5; step++) {
         const obs = observations(spec, count, random);
-        const masks = branches.length > 0 ? randomMasks(branches, count, random) : null;
-        const feeds: Record<string, ort.Tensor> = {
+        const masks = branches.length > 0 ? randomMasks(branches, count, random, 0.3) : null;
+        const outputs = await session.run({
+          ...policyFeeds(spec, obs, count, masks),
           recurrent_in: new ort.Tensor('float32', onnxMemories, [count, 1, memorySize]),
-        };
-        obs.forEach((values, k) => (feeds[`obs_${k}`] = new ort.Tensor('float32', values, [count, ...spec.observationSpecs[k].shape])));
-        if (masks !== null) feeds.action_masks = new ort.Tensor('float32', masks, [count, masks.length / count]);
-        const outputs = await session.run(feeds);
+        });
         const ours = net.act(obs, count, masks, { memories: ourMemories });
 
         expect(outputs.memory_size.data).toEqual(Float32Array.of(memorySize));
