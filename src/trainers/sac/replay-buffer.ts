@@ -210,19 +210,14 @@ export class ReplayBuffer {
       if (values === undefined) throw new Error(`${file} has no ${name} array.`);
       return Float32Array.from(values);
     };
-    this.add({
-      count: meta.count as number,
-      observations: this.layout.observationSizes.map((_, k) => array(`obs:${k}`)),
-      nextObservations: this.layout.observationSizes.map((_, k) => array(`next_obs:${k}`)),
-      continuousActions: array('continuousActions'),
-      discreteActions: Int32Array.from(array('discreteActions')),
-      actionMasks: array('actionMasks'),
-      rewards: array('rewards'),
-      dones: array('dones'),
-      ...(this.layout.memorySize === undefined
-        ? {}
-        : { memories: array('memories'), criticMemories: array('criticMemories'), masks: array('masks') }),
-    });
+    this.add(
+      this.rowsOf(
+        meta.count as number,
+        this.layout.observationSizes.map((_, k) => array(`obs:${k}`)),
+        this.layout.observationSizes.map((_, k) => array(`next_obs:${k}`)),
+        array,
+      ),
+    );
   }
 
   /** The rows at these positions, in this order. */
@@ -238,11 +233,25 @@ export class ReplayBuffer {
       return out;
     };
     const sizes = this.layout.observationSizes;
-    const column = (name: ColumnName): Float32Array => pick(this.columns[name]!, this.widths[name]);
+    return this.rowsOf(
+      count,
+      this.observations.map((values, k) => pick(values, sizes[k])),
+      this.nextObservations.map((values, k) => pick(values, sizes[k])),
+      (name) => pick(this.columns[name]!, this.widths[name]),
+    );
+  }
+
+  /** Rows of these observations, their other columns read by name (the memory ones only with memory). */
+  private rowsOf(
+    count: number,
+    observations: Float32Array[],
+    nextObservations: Float32Array[],
+    column: (name: ColumnName) => Float32Array,
+  ): ReplayRows {
     return {
       count,
-      observations: this.observations.map((values, k) => pick(values, sizes[k])),
-      nextObservations: this.nextObservations.map((values, k) => pick(values, sizes[k])),
+      observations,
+      nextObservations,
       continuousActions: column('continuousActions'),
       discreteActions: Int32Array.from(column('discreteActions')),
       actionMasks: column('actionMasks'),
