@@ -34,7 +34,7 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { copyTensorInto, transposeInto } from './tensor-io';
+import { tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVisual } from './encoders/body-input';
 import type { ParameterAllocator, ParameterBlock, ParameterSource } from './layers/layer';
@@ -371,9 +371,7 @@ export class ActorCritic {
     if (body.memory === null) throw new Error('criticSequences() runs a critic with memory; this one has none.');
     return tf.tidy(() => {
       const encoding = body.linearEncoder.forward(tf.tensor2d(this.bodyInputs(body, observations, count), [count, this.inputSize]), this.parameterSource, false);
-      const rows = new Float32Array(count * body.linearEncoder.outputShape[0]);
-      copyTensorInto(encoding, rows);
-      const recurred = body.memory!.forward(rows, memories, count / sequenceLength, sequenceLength, this.parameters, false);
+      const recurred = body.memory!.forward(tensorValues(encoding), memories, count / sequenceLength, sequenceLength, this.parameters, false);
       return { values: this.valuesOf(head.forwardInJavaScript(recurred.output, count, this.parameters, false), count), memories: recurred.memories };
     });
   }
@@ -555,14 +553,8 @@ export class ActorCritic {
     const outputs = tf.tidy(() =>
       networks.map(({ body, head }, n) => {
         let encoding = body.linearEncoder.forward(tf.tensor2d(inputs[n], [count, this.inputSize]), source, false);
-        if (body.memory !== null) {
-          const rows = new Float32Array(count * body.linearEncoder.outputShape[0]);
-          copyTensorInto(encoding, rows);
-          encoding = tf.tensor2d(recur(n, rows), [count, body.outputSize]);
-        }
-        const output = new Float32Array(count * head.outputs);
-        copyTensorInto(head.forward(encoding, source, false), output);
-        return output;
+        if (body.memory !== null) encoding = tf.tensor2d(recur(n, tensorValues(encoding)), [count, body.outputSize]);
+        return tensorValues(head.forward(encoding, source, false));
       }),
     );
     return { outputs, memories: memoriesAfter };

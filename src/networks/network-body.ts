@@ -15,7 +15,7 @@ import { VisualEncoder } from './encoders/visual-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource } from './layers/layer';
 import { LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
-import { copyColumns, copyTensorInto, transposeInto } from './tensor-io';
+import { copyColumns, copyTensorInto, tensorValues, transposeInto } from './tensor-io';
 
 export class NetworkBody {
   /** One per image, in observation order (upstream's processors). */
@@ -163,10 +163,8 @@ export class NetworkBody {
 /** A feature-major tensor (width x count) as count x width rows. */
 function rowsOf(columns: tf.Tensor2D): Float32Array {
   const [width, count] = columns.shape;
-  const values = new Float32Array(width * count);
-  copyTensorInto(columns, values);
   const rows = new Float32Array(count * width);
-  transposeInto(values, width, count, rows);
+  transposeInto(tensorValues(columns), width, count, rows);
   return rows;
 }
 

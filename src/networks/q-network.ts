@@ -32,7 +32,7 @@ import { ParameterAllocator, ParameterBlock, ParameterSource, sizeOf } from './l
 import { LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
 import { NetworkBody } from './network-body';
-import { copyColumns, copyTensorInto } from './tensor-io';
+import { copyColumns, tensorValues } from './tensor-io';
 
 export interface QNetworkSettings {
   readonly network: NetworkSettings;
@@ -139,10 +139,8 @@ export class QNetwork {
     }
     const source = this.source;
     let encoding = linearEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true);
-    if (this.body.memory !== null) encoding = tf.tensor2d(this.recur(rowsOf(encoding as tf.Tensor2D), count), [count, this.body.outputSize]);
-    const output = new Float32Array(count * this.head.outputs);
-    copyTensorInto(this.head.forward(encoding, source, true), output);
-    return output;
+    if (this.body.memory !== null) encoding = tf.tensor2d(this.recur(tensorValues(encoding), count), [count, this.body.outputSize]);
+    return tensorValues(this.head.forward(encoding, source, true));
   }
 
   /** The LSTM over the LinearEncoder's rows (count x hidden), keeping its pass; the rows themselves without memory. */
@@ -179,11 +177,10 @@ export class QNetwork {
     } else {
       let encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)! as tf.Tensor2D;
       if (this.body.memory !== null) {
-        encodingGradient = tf.tensor2d(this.recurBackward(rowsOf(encodingGradient)), [count, linearEncoder.outputShape[0]]);
+        encodingGradient = tf.tensor2d(this.recurBackward(tensorValues(encodingGradient)), [count, linearEncoder.outputShape[0]]);
       }
       inputGradientTensor = linearEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
-      inputGradient = new Float32Array(count * width);
-      copyTensorInto(inputGradientTensor, inputGradient);
+      inputGradient = tensorValues(inputGradientTensor);
     }
     if (throughEncoders && encoders.length > 0) {
       this.body.backwardEncoders(inputGradientTensor ?? tf.tensor2d(inputGradient, [count, width]), 'rows', source);
@@ -197,13 +194,6 @@ export class QNetwork {
   private get source(): ParameterSource {
     return { parameters: this.parameters, gradient: this.gradient, version: this.version };
   }
-}
-
-/** A tensor's values as a new typed array (count x width, row-major as the tensor holds them). */
-function rowsOf(tensor: tf.Tensor2D): Float32Array {
-  const rows = new Float32Array(tensor.size);
-  copyTensorInto(tensor, rows);
-  return rows;
 }
 
 /** The parameters of an LSTM of `memorySize` memories over `inputs` values, counted by allocating one. */

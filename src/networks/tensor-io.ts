@@ -25,6 +25,13 @@ export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset =
   target.set(values, offset);
 }
 
+/** A float32 tensor's values as a new array (in the tensor's row-major order). */
+export function tensorValues(tensor: tf.Tensor): Float32Array {
+  const values = new Float32Array(tensor.size);
+  copyTensorInto(tensor, values);
+  return values;
+}
+
 /** Writes the transpose of a rows x cols row-major matrix into `target` (cols x rows) at `offset`. */
 export function transposeInto(
   source: ArrayLike<number>,

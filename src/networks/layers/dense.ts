@@ -19,7 +19,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto, transposeInto } from '../tensor-io';
+import { copyTensorInto, tensorValues, transposeInto } from '../tensor-io';
 import { swishBackward } from './activations';
 import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, blockValues } from './layer';
 
@@ -165,8 +165,7 @@ export class Dense implements Layer {
   forwardOutputColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): Float32Array {
     if (this.activation !== 'linear') throw new Error('forwardOutputColumns() runs linear layers only.');
     const count = input.shape[1];
-    const values = new Float32Array(this.outputs * count);
-    copyTensorInto(tf.matMul(this.weightTensors(source).weight, input), values);
+    const values = tensorValues(tf.matMul(this.weightTensors(source).weight, input));
     const p = source.parameters;
     for (let r = 0; r < this.outputs; r++) {
       const bias = p[this.biasOffset + r];

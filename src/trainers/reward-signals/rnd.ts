@@ -21,7 +21,7 @@ import { BodyInputLayout } from '../../networks/encoders/body-input';
 import type { ParameterBlock, ParameterSource } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
 import { RunningNormalizer } from '../../networks/normalizer';
-import { copyTensorInto, transposeInto } from '../../networks/tensor-io';
+import { tensorValues, transposeInto } from '../../networks/tensor-io';
 import type { RewardBatch, RewardProvider } from './reward-provider';
 
 /** Upstream's stat tag for the predictor's loss. */
@@ -171,10 +171,8 @@ export class RndRewardProvider implements RewardProvider {
     const vectorRows = this.layout.vectorRows(batch.observations, count);
     this.normalizer?.normalizeRows(vectorRows, count);
     const hidden = this.predictor.body.outputSize;
-    const target = new Float32Array(hidden * count);
-    const difference = new Float32Array(hidden * count);
-    copyTensorInto(this.target.forward(batch.observations, vectorRows, count, false), target);
-    copyTensorInto(this.predictor.forward(batch.observations, vectorRows, count, keep), difference);
+    const target = tensorValues(this.target.forward(batch.observations, vectorRows, count, false));
+    const difference = tensorValues(this.predictor.forward(batch.observations, vectorRows, count, keep));
     const rewards = new Float32Array(count);
     for (let f = 0; f < hidden; f++) {
       for (let i = 0; i < count; i++) {
