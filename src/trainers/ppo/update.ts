@@ -11,7 +11,7 @@
 import type { PPOSettings } from '../../config/settings';
 import type { BehaviorSpec } from '../../env/behavior-spec';
 import { ActorCritic } from '../../networks/actor-critic';
-import { AgentBuffer, BufferColumn, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
+import { AgentBuffer, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
 import { rowsAtSequenceStarts } from '../critic-memories';
 import { PpoMinibatch } from './loss';
 import { PpoOptimizer, PpoUpdateStats } from './optimizer';
@@ -87,6 +87,8 @@ export function updateOnBuffer(
 function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLength: number | null): PpoMinibatch {
   const count = batch.numExperiences;
   const rows = (key: string): Float32Array => (batch.has(key) ? batch.get(key).rows : new Float32Array(0));
+  // Each sequence's memories: those stored at its first step.
+  const startsOf = (key: string, length: number): Float32Array => rowsAtSequenceStarts(batch.get(key).rows, batch.get(key).width, length);
   const returns: Record<string, Float32Array> = {};
   const oldValues: Record<string, Float32Array> = {};
   for (const signal of signals) {
@@ -110,16 +112,11 @@ function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLen
           masks: rows(BufferKey.MASKS),
           sequences: {
             length: sequenceLength,
-            actor: sequenceStarts(batch.get(BufferKey.MEMORY), sequenceLength),
-            critic: sequenceStarts(batch.get(BufferKey.CRITIC_MEMORY), sequenceLength),
+            actor: startsOf(BufferKey.MEMORY, sequenceLength),
+            critic: startsOf(BufferKey.CRITIC_MEMORY, sequenceLength),
           },
         }),
   };
-}
-
-/** The rows of `column` at the start of each sequence: every sequenceLength-th, from the first. */
-export function sequenceStarts(column: BufferColumn, sequenceLength: number): Float32Array {
-  return rowsAtSequenceStarts(column.rows, column.width, sequenceLength);
 }
 
 /** The obs:i keys of a buffer, in observation order. */
