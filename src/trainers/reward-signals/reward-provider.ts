@@ -19,6 +19,8 @@ export interface RewardBatch {
   readonly continuousActions?: Float32Array;
   readonly discreteActions?: Float32Array | Int32Array;
   readonly dones?: Float32Array;
+  /** 1 on experiences, 0 on the padding of recurrent sequences (upstream's masks); all 1 when absent. */
+  readonly masks?: Float32Array;
 }
 
 export interface RewardProvider {
@@ -83,6 +85,7 @@ export function rewardBatchOf(buffer: AgentBuffer): RewardBatch {
     continuousActions: optional(BufferKey.CONTINUOUS_ACTION),
     discreteActions: optional(BufferKey.DISCRETE_ACTION),
     dones: optional(BufferKey.DONE),
+    masks: optional(BufferKey.MASKS),
   };
 }
 

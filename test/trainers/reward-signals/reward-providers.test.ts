@@ -39,8 +39,8 @@ function mean(values: Float32Array): number {
 }
 
 describe('the reward-provider registry', () => {
-  it('builds extrinsic and rnd by their reward_signals keys, in order', () => {
-    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd']);
+  it('builds extrinsic, rnd and curiosity by their reward_signals keys, in order', () => {
+    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd', 'curiosity']);
     const providers = createRewardProviders({ extrinsic: { gamma: 0.99, strength: 1, network_settings: network() }, rnd: rndSettings() }, spec, 1);
     expect([...providers.keys()]).toEqual(['extrinsic', 'rnd']);
     expect(providers.get('extrinsic')!.name).toBe('Extrinsic');
@@ -50,7 +50,7 @@ describe('the reward-provider registry', () => {
   });
 
   it('refuses a signal it does not build, naming it', () => {
-    expect(() => createRewardProvider('curiosity', { ...rndSettings() }, spec, 1)).toThrow(/curiosity/);
+    expect(() => createRewardProvider('gail', { ...rndSettings(), use_actions: false, use_vail: false, demo_path: 'x.demo' }, spec, 1)).toThrow(/gail/);
   });
 });
 
