@@ -73,7 +73,8 @@ export class CuriosityRewardProvider implements RewardProvider {
   readonly forwardModel: LinearEncoder;
   readonly nextStatePrediction: Dense;
   private readonly layout: BodyInputLayout;
-  private readonly normalizer: RunningNormalizer | null;
+  /** Never fed, as upstream's: it only clips (see above). */
+  private readonly inputNormalizer: RunningNormalizer | null;
   private readonly actions: ActionSpec;
   /** Values in a flattened action: continuous values, then one one-hot per branch. */
   private readonly flatActionSize: number;
@@ -115,7 +116,7 @@ export class CuriosityRewardProvider implements RewardProvider {
     for (const encoder of this.stateEncoder.encoders) encoder.initialize(this.parameters, random);
     for (const part of [this.inverseModel, this.actionPrediction, this.forwardModel, this.nextStatePrediction]) part.initialize(this.parameters, random);
     this.adam = new Adam(this.parameters.length);
-    this.normalizer = network.normalize ? new RunningNormalizer(this.layout.vectorWidth) : null;
+    this.inputNormalizer = network.normalize ? new RunningNormalizer(this.layout.vectorWidth) : null;
   }
 
   /** The forward model's error on each experience, capped at 1 / strength; all 0 before the first update, as upstream. */
@@ -243,7 +244,7 @@ export class CuriosityRewardProvider implements RewardProvider {
       return joined;
     });
     const vectorRows = this.layout.vectorRows(observations, both);
-    this.normalizer?.normalizeRows(vectorRows, both);
+    this.inputNormalizer?.normalizeRows(vectorRows, both);
     return tensorValues(this.stateEncoder.forwardColumns(observations, vectorRows, both, this.source, keep));
   }
 

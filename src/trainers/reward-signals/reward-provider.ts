@@ -6,6 +6,7 @@
  * ./registry.ts.
  */
 import type { CheckpointArray } from '../../networks/checkpoint-file';
+import type { RunningNormalizer } from '../../networks/normalizer';
 import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from '../buffer';
 
 /** The experiences a provider reads: rows of the trajectory, update buffer or replay sample. */
@@ -35,6 +36,11 @@ export interface RewardProvider {
   readonly ignoreDone: boolean;
   /** Whether update() trains anything (the extrinsic signal does not). */
   readonly trains: boolean;
+  /**
+   * The observation normalizer that its passes feed (RND's: evaluate() and update() alike), if
+   * any. PPO's threaded updates merge what each thread's passes added (../ppo/update-protocol.ts).
+   */
+  readonly normalizer?: RunningNormalizer | null;
   /** The unscaled reward of each row (strength is applied by the trainer). */
   evaluate(batch: RewardBatch): Float32Array;
   /** One training step on a minibatch; the statistics under upstream's tags. */
