@@ -70,6 +70,19 @@ describe('mlagents-learn with the curiosity reward signal', () => {
     expect(further.adam.step).toBeGreaterThan(first.adam.step);
   }, 90000);
 
+  it('trains curiosity on a camera with hybrid actions: its state encoder encodes the image, and both losses are finite', async () => {
+    writeSimplePpoConfig(cwd, 500, CURIOSITY_SIGNALS);
+    const args = ['--env-args', '--num-visual', '1', '--num-vector', '0', '--continuous', '1', '--discrete', '1'];
+    const result = await learn(await simpleGoalArgs('curious-visual', ...args), { cwd, logger: memoryLogger() });
+    const curiosity = curiosityOf(result.behaviorTrainers.get('1D') as PpoTrainer);
+    expect(curiosity.stateEncoder.encoders).toHaveLength(1);
+    expect(curiosity.adam.step).toBeGreaterThan(0);
+    const [events] = listEventFiles(path.join(cwd, 'results', 'curious-visual', '1D')).map(readEventFile);
+    const losses = events.flatMap((e) => (e.summary?.value ?? []).filter((v) => v.tag.startsWith('Losses/Curiosity')).map((v) => v.simple_value ?? NaN));
+    expect(losses.length).toBeGreaterThanOrEqual(2);
+    for (const loss of losses) expect(Number.isFinite(loss) && loss > 0).toBe(true);
+  }, 90000);
+
   it('trains SAC with extrinsic + curiosity on the replay buffer\'s next observations; --resume restores it', async () => {
     const file = writeSimpleSacConfig(cwd, 300, 100);
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8') + CURIOSITY_SIGNALS);
