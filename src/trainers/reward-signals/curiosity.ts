@@ -9,9 +9,11 @@
  *    back to the encoding's width), the action flattened as upstream's ActionFlattener does:
  *    continuous values, then each discrete branch one-hot.
  * The reward of an experience is the forward model's error, 0.5 sum (s' - prediction)^2, capped at
- * 1 / strength, and 0 until the first update. Training minimizes
+ * 1 / strength, and 0 until the first update (Adam's step count tells: a network restored by
+ * --resume rewards at once, where upstream, which does not save that flag, waits for an update).
+ * Training minimizes
  *   10 (0.2 forward_loss + 0.8 inverse_loss)
- * with forward_loss the reward's mean and inverse_loss the mean over experiences of the squared
+ * with forward_loss the uncapped error's mean and inverse_loss the mean over experiences of the squared
  * error summed over continuous actions plus the cross-entropy summed over discrete branches; both
  * means skip the padding of recurrent sequences (mask 0), as upstream. The encoder learns through
  * both models, s' included as the forward model's target, as upstream's. One parameter vector,
