@@ -82,3 +82,19 @@ export function blockValues(parameters: Float32Array, block: ParameterBlock): Fl
 export function sizeOf(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
+
+/** Blocks laid one after another in a parameter vector of `size()` values (call it once every block is handed out). */
+export function sequentialAllocator(): { readonly allocate: ParameterAllocator; readonly blocks: ParameterBlock[]; size(): number } {
+  const blocks: ParameterBlock[] = [];
+  let size = 0;
+  return {
+    blocks,
+    allocate: (name, shape) => {
+      const block = { name, offset: size, shape: [...shape] };
+      blocks.push(block);
+      size += sizeOf(shape);
+      return block;
+    },
+    size: () => size,
+  };
+}

@@ -269,5 +269,6 @@ function replayRewardBatch(rows: ReplayRows): RewardBatch {
     continuousActions: rows.continuousActions,
     discreteActions: rows.discreteActions,
     dones: rows.dones,
+    masks: rows.masks,
   };
 }
