@@ -31,8 +31,6 @@ import type { Trainer } from './trainer';
 import { createTrainer } from './trainer-factory';
 import { BUILT_REWARD_SIGNALS } from './reward-signals/registry';
 
-/** The reward signal the trainers compute; the others (gail, curiosity, rnd) are not built yet. */
-
 /**
  * Refuses, naming the key, settings of features this trainer does not have yet, before any
  * environment connects (trainer types are checked by checkTrainerTypesBuilt).
@@ -46,7 +44,7 @@ export function checkFeaturesBuilt(options: RunOptions): void {
         throw configError(
           source,
           `${at}.reward_signals.${signal}`,
-          `the ${signal} reward signal is not built yet; only ${BUILT_REWARD_SIGNALS.join(' and ')} rewards are. Remove it to train here.`,
+          `the ${signal} reward signal is not built yet; only ${BUILT_REWARD_SIGNALS.join(', ')} rewards are. Remove it to train here.`,
         );
       }
     }
