@@ -1,10 +1,11 @@
 /**
  * The PPO policy and value networks, as upstream's torch_entities (networks.py SimpleActor,
- * SharedActorCritic and ValueNetwork; NetworkBody; layers.py LinearEncoder; action_model.py;
- * decoders.py ValueHeads), for vector and visual observations.
+ * SharedActorCritic and ValueNetwork; NetworkBody; layers.py LinearEncoder; conditioning.py;
+ * action_model.py; decoders.py ValueHeads), for vector and visual observations and goal signals.
  *
  * Each of its networks is a NetworkBody (network-body.ts: a visual encoder per image beside the
- * normalized vector observations, then upstream's LinearEncoder of `num_layers` Swish layers)
+ * normalized vector observations, then upstream's LinearEncoder of `num_layers` Swish layers, or
+ * its ConditionalEncoder when a hypernetwork conditions the body on goal signals)
  * with one dense head whose output parts are upstream's heads: the action model's
  * (action-model.ts: the Gaussian's means, whose log standard deviations are a separate learned
  * vector, and the logits of each discrete branch), and a value head per reward signal. With
@@ -29,7 +30,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
-import { ActionSpec, BehaviorSpec, ObservationType } from '../env/behavior-spec';
+import { ActionSpec, BehaviorSpec } from '../env/behavior-spec';
 import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
@@ -85,6 +86,8 @@ export interface ModelDescription {
     readonly encoder: string;
     readonly flatten: 'channel first';
   }>;
+  /** Present when a hypernetwork conditions the bodies on goal signals: those observations. */
+  readonly goalConditioning?: { readonly type: 'hyper'; readonly goalObservations: readonly number[] };
 }
 
 /** A batch of decisions (see SampledActions), with value estimates when asked for. */
@@ -233,7 +236,7 @@ export class ActorCritic {
     // The dense layers draw first, network after network, then the visual encoders; biases and
     // log_sigma start at 0.
     for (const { body, head } of this.networks) {
-      body.linearEncoder.initialize(this.parameters, this.random);
+      body.bodyEncoder.initialize(this.parameters, this.random);
       body.memory?.initialize(this.parameters, this.random);
       head.initialize(this.parameters, this.random);
     }
@@ -363,7 +366,7 @@ export class ActorCritic {
     const { body, head } = this.networks[this.networks.length - 1];
     if (body.memory === null) throw new Error('criticSequences() runs a critic with memory; this one has none.');
     return tf.tidy(() => {
-      const encoding = body.linearEncoder.forward(tf.tensor2d(this.bodyInputs(body, observations, count), [count, this.inputSize]), this.parameterSource, false);
+      const encoding = body.bodyEncoder.forward(tf.tensor2d(this.bodyInputs(body, observations, count), [count, this.inputSize]), this.parameterSource, false);
       const recurred = body.memory!.forward(tensorValues(encoding), memories, count / sequenceLength, sequenceLength, this.parameters, false);
       return { values: this.valuesOf(head.forwardInJavaScript(recurred.output, count, this.parameters, false), count), memories: recurred.memories };
     });
@@ -402,7 +405,7 @@ export class ActorCritic {
           columnTensors.set(rows[g], columns);
           rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
         }
-        const encoding = body.linearEncoder.forwardColumns(columns, source, true);
+        const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
         const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
         return head.forwardOutputColumns(recurred, source, true);
       });
@@ -415,7 +418,7 @@ export class ActorCritic {
         const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
         // Below the first layer, only the visual encoders need the gradient.
         const needInput = body.encoders.length > 0;
-        const inputGradient = body.linearEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
+        const inputGradient = body.bodyEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
         if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
       });
       if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
@@ -445,6 +448,7 @@ export class ActorCritic {
               flatten: 'channel first' as const,
             })),
           }),
+      ...(this.actorBody.goalConditioned ? { goalConditioning: { type: 'hyper' as const, goalObservations: [...this.layout.goalObservations] } } : {}),
     };
   }
 
@@ -535,17 +539,17 @@ export class ActorCritic {
     // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
     const encode = () => networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, false));
     const inputs = this.layout.visualObservations.length > 0 ? tf.tidy(encode) : encode();
-    const multiplyAdds = networks.reduce((total, { body, head }) => total + body.linearEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
+    const multiplyAdds = networks.reduce((total, { body, head }) => total + body.bodyEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
     const p = this.parameters;
     if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
       const outputs = networks.map(({ body, head }, n) =>
-        head.forwardInJavaScript(recur(n, body.linearEncoder.forwardInJavaScript(inputs[n], count, p, false)), count, p, false),
+        head.forwardInJavaScript(recur(n, body.bodyEncoder.forwardInJavaScript(inputs[n], count, p, false)), count, p, false),
       );
       return { outputs, memories: memoriesAfter };
     }
     const outputs = tf.tidy(() =>
       networks.map(({ body, head }, n) => {
-        let encoding = body.linearEncoder.forward(tf.tensor2d(inputs[n], [count, this.inputSize]), source, false);
+        let encoding = body.bodyEncoder.forward(tf.tensor2d(inputs[n], [count, this.inputSize]), source, false);
         if (body.memory !== null) encoding = tf.tensor2d(recur(n, tensorValues(encoding)), [count, body.outputSize]);
         return tensorValues(head.forward(encoding, source, false));
       }),
@@ -625,16 +629,18 @@ function checkSupported(spec: BehaviorSpec, options: ActorCriticOptions): void {
     if (obs.shape.length !== 1 && !isVisual(obs.shape)) {
       throw new UnsupportedModelError(`${label} has shape ${shape}, which no encoder takes.`);
     }
-    if (obs.observationType === ObservationType.GOAL_SIGNAL && network.goal_conditioning_type === 'hyper') {
-      throw new UnsupportedModelError(
-        `${label} is a goal signal and network_settings.goal_conditioning_type is hyper: hypernetwork goal ` +
-          'conditioning is not built yet (goal_conditioning_type: none feeds the goal as an ordinary input).',
-      );
-    }
   });
 }
 
 function describeDifference(theirs: ModelDescription, ours: ModelDescription): string {
+  if (JSON.stringify(theirs.goalConditioning) !== JSON.stringify(ours.goalConditioning)) {
+    const conditioning = (model: ModelDescription) =>
+      model.goalConditioning === undefined ? 'no hypernetwork' : `a hypernetwork on observations ${model.goalConditioning.goalObservations.join(', ')}`;
+    return (
+      `its bodies have ${conditioning(theirs)} and this one ${conditioning(ours)} ` +
+      '(network_settings.goal_conditioning_type and the behavior\'s goal signals must be those the checkpoint was trained with)'
+    );
+  }
   for (const key of Object.keys(ours) as Array<keyof ModelDescription>) {
     const a = JSON.stringify(theirs[key]);
     const b = JSON.stringify(ours[key]);

@@ -1,9 +1,13 @@
 /**
  * Upstream's NetworkBody (torch_entities/networks.py): each observation encoded (every image by a
  * visual encoder of its own, vector observations as given, normalized beforehand), side by side
- * in observation order, then the actions the network takes (SAC's Q networks), then the
- * LinearEncoder, then, with network_settings.memory, the LSTM (layers/lstm.ts) over sequences of
- * encodings. The actor's and critic's bodies, SAC's value network and Q networks are each one.
+ * in observation order, then the actions the network takes (SAC's Q networks), then the body's
+ * encoder: the LinearEncoder, or, when the behavior has goal signals and
+ * network_settings.goal_conditioning_type is hyper, upstream's ConditionalEncoder (its last layer
+ * a hypernetwork on the goal signals' encodings; with none, the goals are ordinary inputs); then,
+ * with network_settings.memory, the LSTM (layers/lstm.ts) over sequences of encodings. The
+ * actor's and critic's bodies, SAC's value network and Q networks, and the reward signals'
+ * networks are each one.
  *
  * Recurrent rows come sequence after sequence: row s * sequenceLength + t is step t of sequence s,
  * and each sequence starts from its own memories ([h | c], memorySize values).
@@ -12,18 +16,20 @@ import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
 import { BodyInputLayout, observationLabel } from './encoders/body-input';
 import { VisualEncoder } from './encoders/visual-encoder';
+import { ConditionalEncoder } from './layers/conditional-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource } from './layers/layer';
-import { LinearEncoder } from './layers/linear-encoder';
+import { BodyEncoder, LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
 import { copyColumns, copyTensorInto, tensorValues, transposeInto } from './tensor-io';
 
 export class NetworkBody {
   /** One per image, in observation order (upstream's processors). */
   readonly encoders: readonly VisualEncoder[];
-  readonly linearEncoder: LinearEncoder;
-  /** Upstream's LSTM after the LinearEncoder (network_settings.memory); null without memory. */
+  /** The LinearEncoder, or the ConditionalEncoder of a goal-conditioned body. */
+  readonly bodyEncoder: BodyEncoder;
+  /** Upstream's LSTM after the body encoder (network_settings.memory); null without memory. */
   readonly memory: Lstm | null;
-  /** Values in the LinearEncoder's input: the encoded observations (layout.width), then the actions. */
+  /** Values in the body encoder's input: the encoded observations (layout.width), then the actions. */
   readonly inputWidth: number;
 
   /** Blocks `<name>.encoders.<observation>...`, then `<name>.layers.<l>...`, then `<name>.lstm...`. */
@@ -40,13 +46,18 @@ export class NetworkBody {
         new VisualEncoder(allocate, `${name}.encoders.${k}`, spec.observationSpecs[k], network.vis_encode_type, encodingSize, observationLabel(spec, k)),
     );
     this.inputWidth = layout.width + actionInputs;
-    this.linearEncoder = new LinearEncoder(allocate, `${name}.layers`, this.inputWidth, network.hidden_units, network.num_layers);
+    this.bodyEncoder = createBodyEncoder(allocate, `${name}.layers`, layout, network, this.inputWidth);
     this.memory = network.memory === null ? null : new Lstm(allocate, `${name}.lstm`, network.hidden_units, network.memory.memory_size);
+  }
+
+  /** Whether a hypernetwork conditions the body on the goal signals. */
+  get goalConditioned(): boolean {
+    return this.bodyEncoder instanceof ConditionalEncoder;
   }
 
   /** The encoding's width: the LSTM's hidden size (memory_size / 2) with memory, else hidden_units. */
   get outputSize(): number {
-    return this.memory?.hiddenSize ?? this.linearEncoder.outputShape[0];
+    return this.memory?.hiddenSize ?? this.bodyEncoder.outputShape[0];
   }
 
   /** Values in one sequence's memories; 0 without memory. */
@@ -55,7 +66,7 @@ export class NetworkBody {
   }
 
   /**
-   * The LSTM over a feature-major LinearEncoder output (hidden x count, count = sequences x
+   * The LSTM over a feature-major body encoder output (hidden x count, count = sequences x
    * sequenceLength), each sequence from its row of `memories`; returns its output, feature-major
    * (memorySize / 2 x count). Without memory, the encoding itself. With `keep`, the LSTM keeps
    * what backwardMemoryColumns() needs.
@@ -67,12 +78,12 @@ export class NetworkBody {
     return columnsOf(output, count, this.memory.hiddenSize);
   }
 
-  /** forwardMemoryColumns()'s backward: the gradient of the LinearEncoder's output, feature-major. */
+  /** forwardMemoryColumns()'s backward: the gradient of the body encoder's output, feature-major. */
   backwardMemoryColumns(outputGradient: tf.Tensor2D, source: ParameterSource): tf.Tensor2D {
     if (this.memory === null) return outputGradient;
     const count = outputGradient.shape[1];
     const { input } = this.memory.backward(rowsOf(outputGradient), null, source.parameters, source.gradient, true);
-    return columnsOf(input!, count, this.linearEncoder.outputShape[0]);
+    return columnsOf(input!, count, this.bodyEncoder.outputShape[0]);
   }
 
   /**
@@ -126,18 +137,18 @@ export class NetworkBody {
     const rows = this.encodeObservations(observations, vectorRows, count, source, keep);
     const columns = new Float32Array(this.inputWidth * count);
     transposeInto(rows, count, this.inputWidth, columns);
-    return this.linearEncoder.forwardColumns(tf.tensor2d(columns, [this.inputWidth, count]), source, keep);
+    return this.bodyEncoder.forwardColumns(tf.tensor2d(columns, [this.inputWidth, count]), source, keep);
   }
 
   /** forwardColumns()'s backward from d loss / d encoding (hidden x count): writes the gradient of every block. */
   backwardColumns(encodingGradient: tf.Tensor2D, source: ParameterSource): void {
-    const inputGradient = this.linearEncoder.backwardColumns(encodingGradient, source, this.encoders.length > 0);
+    const inputGradient = this.bodyEncoder.backwardColumns(encodingGradient, source, this.encoders.length > 0);
     if (inputGradient !== null) this.backwardEncoders(inputGradient, 'columns', source);
   }
 
   /**
    * Hands each visual encoder the gradient of its encoding, out of the gradient of the
-   * LinearEncoder's input: count x inputWidth (`rows`) or inputWidth x count (`columns`).
+   * body encoder's input: count x inputWidth (`rows`) or inputWidth x count (`columns`).
    */
   backwardEncoders(inputGradient: tf.Tensor2D, orientation: 'rows' | 'columns', source: ParameterSource): void {
     this.encoders.forEach((encoder, e) => {
@@ -170,12 +181,26 @@ export class NetworkBody {
       return e < 0 ? node : this.encoders[e].exportOnnx(graph, node, parameters);
     });
     const input = graph.node('Concat', encoded, `${this.name}.observations`, { axis: { int: 1 } });
-    return this.linearEncoder.exportOnnx(graph, input, `${this.name}.layers`, parameters);
+    return this.bodyEncoder.exportOnnx(graph, input, `${this.name}.layers`, parameters);
   }
 
   dispose(): void {
-    this.linearEncoder.dispose();
+    this.bodyEncoder.dispose();
   }
+}
+
+/**
+ * The encoder after a body's observation encoders, of `inputWidth` inputs (blocks `<name>.<l>...`):
+ * upstream's ConditionalEncoder, its last layer (upstream's num_conditional_layers, 1) a
+ * hypernetwork, when the behavior has goal signals and goal_conditioning_type is hyper; the
+ * LinearEncoder otherwise.
+ */
+export function createBodyEncoder(allocate: ParameterAllocator, name: string, layout: BodyInputLayout, network: NetworkSettings, inputWidth: number): BodyEncoder {
+  const { hidden_units: hidden, num_layers: numLayers } = network;
+  if (network.goal_conditioning_type === 'hyper' && layout.goalColumns.length > 0) {
+    return new ConditionalEncoder(allocate, name, inputWidth, layout.goalColumns, hidden, numLayers, 1);
+  }
+  return new LinearEncoder(allocate, name, inputWidth, hidden, numLayers);
 }
 
 /** A feature-major tensor (width x count) as count x width rows. */

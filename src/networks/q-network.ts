@@ -28,10 +28,9 @@ import type { SeededRandom } from '../common/random';
 import type { BehaviorSpec } from '../env/behavior-spec';
 import { BodyInputLayout } from './encoders/body-input';
 import { Dense, linearLayer } from './layers/dense';
-import { ParameterAllocator, ParameterBlock, ParameterSource, sizeOf } from './layers/layer';
-import { LinearEncoder } from './layers/linear-encoder';
+import { ParameterAllocator, ParameterBlock, ParameterSource, countParameters, sizeOf } from './layers/layer';
 import { Lstm } from './layers/lstm';
-import { NetworkBody } from './network-body';
+import { NetworkBody, createBodyEncoder } from './network-body';
 import { copyColumns, tensorValues } from './tensor-io';
 
 export interface QNetworkSettings {
@@ -76,8 +75,8 @@ export class QNetwork {
     const encodingSize = memory === null ? hidden : memory.memory_size / 2;
     let denseEnd = 0;
     let encoderEnd =
-      LinearEncoder.parameterCount(inputs, hidden, numLayers) +
-      (memory === null ? 0 : lstmParameterCount(hidden, memory.memory_size)) +
+      countParameters((count) => createBodyEncoder(count, 'body.layers', layout, settings.network, inputs)) +
+      (memory === null ? 0 : countParameters((count) => new Lstm(count, 'body.lstm', hidden, memory.memory_size))) +
       (encodingSize + 1) * settings.outputs;
     const blocks: ParameterBlock[] = [];
     const allocate: ParameterAllocator = (name, shape) => {
@@ -94,11 +93,11 @@ export class QNetwork {
     this.parameters = new Float32Array(encoderEnd);
     this.gradient = new Float32Array(encoderEnd);
     // As the actor-critic's: the dense layers draw first, then the encoders.
-    this.body.linearEncoder.initialize(this.parameters, random);
+    this.body.bodyEncoder.initialize(this.parameters, random);
     this.body.memory?.initialize(this.parameters, random);
     this.head.initialize(this.parameters, random);
     for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
-    this.usesTensors = this.body.linearEncoder.multiplyAdds + this.head.multiplyAdds > TENSOR_WORK_PER_SAMPLE;
+    this.usesTensors = this.body.bodyEncoder.multiplyAdds + this.head.multiplyAdds > TENSOR_WORK_PER_SAMPLE;
   }
 
   /** Tells the network that `parameters` changed (its layers keep their weights as tensors). */
@@ -132,13 +131,13 @@ export class QNetwork {
       copyColumns(encoded, width, 0, rows, width + C, 0, width, count);
       copyColumns(actions, C, 0, rows, width + C, width, C, count);
     }
-    const { linearEncoder } = this.body;
+    const { bodyEncoder } = this.body;
     const p = this.parameters;
     if (!this.usesTensors) {
-      return this.head.forwardInJavaScript(this.recur(linearEncoder.forwardInJavaScript(rows, count, p, true), count), count, p, true);
+      return this.head.forwardInJavaScript(this.recur(bodyEncoder.forwardInJavaScript(rows, count, p, true), count), count, p, true);
     }
     const source = this.source;
-    let encoding = linearEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true);
+    let encoding = bodyEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true);
     if (this.body.memory !== null) encoding = tf.tensor2d(this.recur(tensorValues(encoding), count), [count, this.body.outputSize]);
     return tensorValues(this.head.forward(encoding, source, true));
   }
@@ -166,20 +165,20 @@ export class QNetwork {
   backward(outputGradient: Float32Array, throughEncoders: boolean): Float32Array {
     const count = this.passCount;
     const width = this.body.inputWidth;
-    const { linearEncoder, encoders } = this.body;
+    const { bodyEncoder, encoders } = this.body;
     const source = this.source;
     let inputGradient: Float32Array;
     // With tfjs, the encoders take the input gradient as it is, without a round trip through JavaScript.
     let inputGradientTensor: tf.Tensor2D | null = null;
     if (!this.usesTensors) {
       const encodingGradient = this.recurBackward(this.head.backwardInJavaScript(outputGradient, this.parameters, this.gradient, true)!);
-      inputGradient = linearEncoder.backwardInJavaScript(encodingGradient, this.parameters, this.gradient, true)!;
+      inputGradient = bodyEncoder.backwardInJavaScript(encodingGradient, this.parameters, this.gradient, true)!;
     } else {
       let encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)! as tf.Tensor2D;
       if (this.body.memory !== null) {
-        encodingGradient = tf.tensor2d(this.recurBackward(tensorValues(encodingGradient)), [count, linearEncoder.outputShape[0]]);
+        encodingGradient = tf.tensor2d(this.recurBackward(tensorValues(encodingGradient)), [count, bodyEncoder.outputShape[0]]);
       }
-      inputGradientTensor = linearEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
+      inputGradientTensor = bodyEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
       inputGradient = tensorValues(inputGradientTensor);
     }
     if (throughEncoders && encoders.length > 0) {
@@ -194,14 +193,4 @@ export class QNetwork {
   private get source(): ParameterSource {
     return { parameters: this.parameters, gradient: this.gradient, version: this.version };
   }
-}
-
-/** The parameters of an LSTM of `memorySize` memories over `inputs` values, counted by allocating one. */
-function lstmParameterCount(inputs: number, memorySize: number): number {
-  let total = 0;
-  new Lstm((name, shape) => {
-    total += sizeOf(shape);
-    return { name, offset: 0, shape: [...shape] };
-  }, 'count', inputs, memorySize);
-  return total;
 }

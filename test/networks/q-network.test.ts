@@ -11,7 +11,6 @@ import { SeededRandom } from '../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../src/env/behavior-spec';
 import { selectBackend } from '../../src/networks/backend';
 import { sizeOf } from '../../src/networks/layers/layer';
-import { LinearEncoder } from '../../src/networks/layers/linear-encoder';
 import { QNetwork } from '../../src/networks/q-network';
 import { network, observations, vectorObservation, visualObservation } from './model-fixtures';
 import { centralDifference } from '../helpers/finite-differences';
@@ -109,7 +108,8 @@ describe.each<[EncoderType, number, number, boolean]>([
     const range = (start: number, length: number) => Array.from({ length }, (_, k) => start + k);
 
     // The dense layers' blocks first, the encoder's after them (the layout Q checkpoints have).
-    const denseSize = LinearEncoder.parameterCount(2 + hidden + 1 + ACTIONS, hidden, 2) + (hidden + 1) * OUTPUTS;
+    const inputs = 2 + hidden + 1 + ACTIONS;
+    const denseSize = (inputs + 1) * hidden + (hidden + 1) * hidden + (hidden + 1) * OUTPUTS;
     const encoderBlocks = q.blocks.filter((block) => block.name.startsWith('body.encoders.1.'));
     expect(encoderBlocks.length).toBeGreaterThan(0);
     expect(Math.min(...encoderBlocks.map((block) => block.offset))).toBe(denseSize);

@@ -4,7 +4,7 @@
  * each image replaced by its visual encoder's encoding. The network bodies (network-body.ts) and
  * the actor-critic's normalization read their columns from here.
  */
-import { BehaviorSpec, observationSize } from '../../env/behavior-spec';
+import { BehaviorSpec, ObservationType, observationSize } from '../../env/behavior-spec';
 
 /** Images are the rank-3 observations (channels, height, width, in either order). */
 export function isVisual(shape: readonly number[]): boolean {
@@ -27,6 +27,10 @@ export class BodyInputLayout {
   readonly width: number;
   /** Values in the vector observations side by side (what a normalizer sees). */
   readonly vectorWidth: number;
+  /** The observations that are goal signals (ObservationType.GOAL_SIGNAL), in order. */
+  readonly goalObservations: readonly number[];
+  /** The input columns of the goal signals' values or encodings, in order (upstream's goal encoding). */
+  readonly goalColumns: readonly number[];
 
   constructor(
     readonly spec: BehaviorSpec,
@@ -36,16 +40,23 @@ export class BodyInputLayout {
     this.observationSizes = spec.observationSpecs.map(observationSize);
     const visual: number[] = [];
     const columns: number[] = [];
+    const goals: number[] = [];
+    const goalColumns: number[] = [];
     let column = 0;
     spec.observationSpecs.forEach((obs, k) => {
+      const width = isVisual(obs.shape) ? encodingSize : this.observationSizes[k];
       if (isVisual(obs.shape)) {
         visual.push(k);
         columns.push(column);
-        column += encodingSize;
-      } else {
-        column += this.observationSizes[k];
       }
+      if (obs.observationType === ObservationType.GOAL_SIGNAL) {
+        goals.push(k);
+        for (let c = column; c < column + width; c++) goalColumns.push(c);
+      }
+      column += width;
     });
+    this.goalObservations = goals;
+    this.goalColumns = goalColumns;
     this.visualObservations = visual;
     this.encodingColumns = columns;
     this.width = column;

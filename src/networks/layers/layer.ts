@@ -83,6 +83,16 @@ export function sizeOf(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+/** Values in the blocks `build` allocates (it builds a throwaway module to count them). */
+export function countParameters(build: (allocate: ParameterAllocator) => unknown): number {
+  let total = 0;
+  build((name, shape) => {
+    total += sizeOf(shape);
+    return { name, offset: 0, shape: [...shape] };
+  });
+  return total;
+}
+
 /** Blocks laid one after another in a parameter vector of `size()` values (call it once every block is handed out). */
 export function sequentialAllocator(): { readonly allocate: ParameterAllocator; readonly blocks: ParameterBlock[]; size(): number } {
   const blocks: ParameterBlock[] = [];

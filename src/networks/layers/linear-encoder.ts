@@ -7,10 +7,27 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { Dense, linearLayer } from './dense';
-import { ParameterAllocator, ParameterSource } from './layer';
+import { Layer, ParameterAllocator, ParameterSource } from './layer';
 import { Sequential } from './sequential';
 
-export class LinearEncoder extends Sequential {
+/**
+ * What a network body runs after its observation encoders: the LinearEncoder, or upstream's
+ * ConditionalEncoder (conditional-encoder.ts) when a goal signal conditions it. Each runs in
+ * the three ways dense.ts describes.
+ */
+export interface BodyEncoder extends Layer {
+  /** Multiply-adds per sample. */
+  readonly multiplyAdds: number;
+  forwardColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D;
+  /** forwardColumns()'s backward; `inputRows` (count x in), when the caller has them, may save a transpose. */
+  backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean, inputRows?: tf.Tensor2D): tf.Tensor2D | null;
+  forwardInJavaScript(input: Float32Array, count: number, parameters: Float32Array, keep: boolean): Float32Array;
+  backwardInJavaScript(outputGradient: Float32Array, parameters: Float32Array, gradient: Float32Array, needInput: boolean): Float32Array | null;
+  /** Frees the tensors kept between passes. */
+  dispose(): void;
+}
+
+export class LinearEncoder extends Sequential implements BodyEncoder {
   declare readonly layers: readonly Dense[];
 
   /** Blocks `<name>.<l>.weight` and `<name>.<l>.bias`, layer after layer. */
@@ -23,21 +40,15 @@ export class LinearEncoder extends Sequential {
     );
   }
 
-  /** Values its layers hold. */
-  static parameterCount(inputs: number, hiddenUnits: number, numLayers: number): number {
-    return numLayers === 0 ? 0 : (inputs + 1) * hiddenUnits + (numLayers - 1) * (hiddenUnits + 1) * hiddenUnits;
-  }
-
   get multiplyAdds(): number {
     return this.layers.reduce((total, layer) => total + layer.multiplyAdds, 0);
   }
 
-  /** The encoding (hidden x count) of `input` (in x count), feature-major. */
   forwardColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D {
     return this.layers.reduce((x, layer) => layer.forwardColumns(x, source, keep), input);
   }
 
-  /** forwardColumns()'s backward; `inputRows` (count x in), when the caller has them, saves the first layer a transpose. */
+  /** forwardColumns()'s backward; `inputRows` saves the first layer a transpose. */
   backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean, inputRows?: tf.Tensor2D): tf.Tensor2D | null {
     let gradient: tf.Tensor2D | null = outputGradient;
     for (let l = this.layers.length - 1; l >= 0 && gradient !== null; l--) {
@@ -46,7 +57,6 @@ export class LinearEncoder extends Sequential {
     return gradient;
   }
 
-  /** The encoding (count x hidden) of `input` (count x in), in plain loops. */
   forwardInJavaScript(input: Float32Array, count: number, parameters: Float32Array, keep: boolean): Float32Array {
     return this.layers.reduce((x, layer) => layer.forwardInJavaScript(x, count, parameters, keep), input);
   }

@@ -114,7 +114,7 @@ export class CuriosityRewardProvider implements RewardProvider {
     this.parameters = new Float32Array(size());
     this.gradient = new Float32Array(size());
     const random = new SeededRandom(seed);
-    this.stateEncoder.linearEncoder.initialize(this.parameters, random);
+    this.stateEncoder.bodyEncoder.initialize(this.parameters, random);
     for (const encoder of this.stateEncoder.encoders) encoder.initialize(this.parameters, random);
     for (const part of [this.inverseModel, this.actionPrediction, this.forwardModel, this.nextStatePrediction]) part.initialize(this.parameters, random);
     this.adam = new Adam(this.parameters.length);

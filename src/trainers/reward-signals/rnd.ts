@@ -39,7 +39,7 @@ class RndNetwork {
     this.body = new NetworkBody(allocate, name, layout, network);
     this.parameters = new Float32Array(size());
     this.gradient = new Float32Array(size());
-    this.body.linearEncoder.initialize(this.parameters, random);
+    this.body.bodyEncoder.initialize(this.parameters, random);
     for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
   }
 

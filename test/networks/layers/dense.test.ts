@@ -1,16 +1,18 @@
 /**
  * A dense layer's ways of running the same arithmetic (batch first with tfjs, feature-major with
- * tfjs, as an output layer read in JavaScript too, plain loops) give the same outputs and gradients, with and without Swish and with
- * several output parts; the parts' blocks lie as one weight matrix and one bias vector, each
- * drawn with its own initialization. (The batch-first way is checked against tfjs's autodiff in
- * layers.test.ts.)
+ * tfjs, as an output layer read in JavaScript too, plain loops) give the same outputs and
+ * gradients, with and without Swish and with several output parts, and so do the body encoders
+ * built of them (LinearEncoder, ConditionalEncoder); the parts' blocks lie as one weight matrix
+ * and one bias vector, each drawn with its own initialization. (The batch-first way is checked
+ * against tfjs's autodiff in layers.test.ts.)
  */
 import * as tf from '@tensorflow/tfjs';
 import { memoryLogger } from '../../../src/common/logger';
 import { SeededRandom } from '../../../src/common/random';
 import { selectBackend } from '../../../src/networks/backend';
 import { Dense, DenseActivation, linearLayer } from '../../../src/networks/layers/dense';
-import { LinearEncoder } from '../../../src/networks/layers/linear-encoder';
+import { BodyEncoder, LinearEncoder } from '../../../src/networks/layers/linear-encoder';
+import { ConditionalEncoder } from '../../../src/networks/layers/conditional-encoder';
 import { ParameterAllocator, ParameterSource, blockValues, sizeOf } from '../../../src/networks/layers/layer';
 import { parameterStore } from '../../helpers/parameter-store';
 
@@ -49,7 +51,7 @@ interface ThreeWays {
   outputColumns(x: Float32Array, dy: Float32Array, count: number, source: ParameterSource): { y: Float32Array; dx: Float32Array };
 }
 
-function threeWays(layer: Dense | LinearEncoder, inputs: number, outputs: number): ThreeWays {
+function threeWays(layer: Dense | BodyEncoder, inputs: number, outputs: number): ThreeWays {
   return {
     inputs,
     outputs,
@@ -80,7 +82,7 @@ function threeWays(layer: Dense | LinearEncoder, inputs: number, outputs: number
   };
 }
 
-function expectSameThreeWays(build: (allocate: ParameterAllocator) => Dense | LinearEncoder, inputs: number, outputs: number): void {
+function expectSameThreeWays(build: (allocate: ParameterAllocator) => Dense | BodyEncoder, inputs: number, outputs: number): void {
   const { allocate, blocks, source } = parameterStore();
   const layer = build(allocate);
   const s = source();
@@ -129,6 +131,10 @@ describe('Dense, three ways', () => {
 
   it('LinearEncoder, a stack of them', () => {
     expectSameThreeWays((allocate) => new LinearEncoder(allocate, 'layers', 4, 6, 3), 4, 6);
+  });
+
+  it('ConditionalEncoder: a dense layer, then a hypernetwork on input columns 0 and 2', () => {
+    expectSameThreeWays((allocate) => new ConditionalEncoder(allocate, 'layers', 4, [0, 2], 6, 2), 4, 6);
   });
 });
 

@@ -12,6 +12,8 @@ import { Conv2d } from '../../../src/networks/layers/conv2d';
 import { linearLayer } from '../../../src/networks/layers/dense';
 import { LinearEncoder } from '../../../src/networks/layers/linear-encoder';
 import { Flatten } from '../../../src/networks/layers/flatten';
+import { ConditionalEncoder } from '../../../src/networks/layers/conditional-encoder';
+import { LayerNorm } from '../../../src/networks/layers/layer-norm';
 import { Layer, ParameterAllocator, blockValues, sizeOf } from '../../../src/networks/layers/layer';
 import { parameterStore } from '../../helpers/parameter-store';
 import { MaxPool2d } from '../../../src/networks/layers/max-pool';
@@ -199,4 +201,53 @@ describe('layers: backward passes against tfjs autodiff', () => {
       },
     );
   });
+
+  it('LayerNorm: (x - mean) / sqrt(variance + 1e-5) over each sample\'s features', () => {
+    expectGradientsMatch(() => new LayerNorm(7), [5, 7], layerNorm);
+  });
+
+  it('ConditionalEncoder of one layer: a hypernetwork on goal columns 1 and 3 of the input, then Swish', () => {
+    expectGradientsMatch(
+      (allocate) => new ConditionalEncoder(allocate, 'body', 5, [1, 3], 4, 1),
+      [6, 5],
+      (x, p) => swish(hyperNetwork(x, tf.gather(x, [1, 3], 1), p, 'body.0', 5, 4)),
+    );
+  });
+
+  it('ConditionalEncoder of three layers, the last two conditional: goal gradients from both reach the input', () => {
+    expectGradientsMatch(
+      (allocate) => new ConditionalEncoder(allocate, 'body', 4, [0], 3, 3, 2),
+      [5, 4],
+      (x, p) => {
+        const goal = tf.gather(x, [0], 1);
+        const first = swish(tf.add(tf.matMul(x, p['body.0.weight'], false, true), p['body.0.bias']));
+        return swish(hyperNetwork(swish(hyperNetwork(first, goal, p, 'body.1', 3, 3)), goal, p, 'body.2', 3, 3));
+      },
+    );
+  });
 });
+
+function swish(z: tf.Tensor): tf.Tensor {
+  return tf.mul(z, tf.sigmoid(z));
+}
+
+function layerNorm(x: tf.Tensor): tf.Tensor {
+  const centered = tf.sub(x, tf.mean(x, -1, true));
+  return tf.div(centered, tf.sqrt(tf.add(tf.mean(tf.square(centered), -1, true), 1e-5)));
+}
+
+/**
+ * Upstream's HyperNetwork.forward written as torch does it: the generated weights per sample
+ * (batch x inputs x outputs, from a Linear of torch's layout) and a batched product.
+ */
+function hyperNetwork(x: tf.Tensor, goal: tf.Tensor, p: Record<string, tf.Tensor>, name: string, inputs: number, outputs: number): tf.Tensor {
+  const dense = (h: tf.Tensor, layer: string) => swish(tf.add(tf.matMul(h, p[`${layer}.weight`], false, true), p[`${layer}.bias`]));
+  const hidden = layerNorm(dense(dense(goal, `${name}.hypernet.0`), `${name}.hypernet.2`));
+  const h = hidden.shape[1]!;
+  // Torch's Linear weight is [I O, H]: ours, [H, I, O], transposed.
+  const torchWeight = tf.transpose(tf.reshape(p[`${name}.hypernet.5.weight`], [h, inputs * outputs]));
+  const generated = tf.add(tf.matMul(hidden, torchWeight, false, true), tf.reshape(p[`${name}.hypernet.5.bias`], [inputs * outputs]));
+  const weights = tf.reshape(generated, [-1, inputs, outputs]) as tf.Tensor3D;
+  const product = tf.matMul(tf.expandDims(x, 1) as tf.Tensor3D, weights);
+  return tf.add(tf.squeeze(product, [1]), p[`${name}.bias`]);
+}
