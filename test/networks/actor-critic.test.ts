@@ -40,8 +40,9 @@ describe('building the networks', () => {
     };
     expect(() => model(entities)).toThrow('variable-length observation');
     const goal: BehaviorSpec = { observationSpecs: [vectorObservation(4), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: ActionSpec.createContinuous(1) };
-    expect(() => model(goal)).toThrow('hypernetwork goal conditioning is not built yet');
-    expect(() => model(goal, { network: { goal_conditioning_type: 'none' } })).not.toThrow();
+    // Goal signals condition the bodies through a hypernetwork (hyper) or are ordinary inputs (none).
+    expect(model(goal).actorBody.goalConditioned).toBe(true);
+    expect(model(goal, { network: { goal_conditioning_type: 'none' } }).actorBody.goalConditioned).toBe(false);
   });
 
   it('lays out upstream modules: an actor and a critic body, or one shared body', () => {

@@ -3,12 +3,14 @@
  * columns of the MLP's input gradient) against finite differences of a weighted sum of its
  * outputs, for every parameter block and the actions; the layout without images is the MLP's.
  * With memory: the LSTM after the MLP, over whole sequences from zero memories, checked the same way.
+ * With a goal signal (goal_conditioning_type hyper): the body's last layer a hypernetwork on the
+ * goal, its blocks with the dense layers', checked the same way in plain loops and with tfjs.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { EncoderType } from '../../src/config/settings';
 import { memoryLogger } from '../../src/common/logger';
 import { SeededRandom } from '../../src/common/random';
-import { ActionSpec, BehaviorSpec } from '../../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec, ObservationType } from '../../src/env/behavior-spec';
 import { selectBackend } from '../../src/networks/backend';
 import { sizeOf } from '../../src/networks/layers/layer';
 import { QNetwork } from '../../src/networks/q-network';
@@ -223,3 +225,45 @@ function expectArrayClose(actual: ArrayLike<number>, expected: readonly number[]
   expect(actual.length).toBe(expected.length);
   expected.forEach((value, k) => expect(actual[k]).toBeCloseTo(value, 5));
 }
+
+describe.each([
+  [4, false],
+  [24, true],
+])('QNetwork conditioned on a goal signal, %d hidden units', (hidden, usesTensors) => {
+  it(`backpropagates to every block and to the actions as finite differences say (${usesTensors ? 'tfjs' : 'plain loops'})`, () => {
+    const spec: BehaviorSpec = { observationSpecs: [vectorObservation(2), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: ActionSpec.createContinuous(ACTIONS) };
+    const q = new QNetwork(spec, { network: network({ hidden_units: hidden, num_layers: 2 }), continuousActions: ACTIONS, outputs: OUTPUTS }, new SeededRandom(4));
+    expect(q.usesTensors).toBe(usesTensors);
+    expect(q.blocks.filter((b) => b.name.startsWith('body.layers.1.hypernet.')).map((b) => b.name)).toHaveLength(6);
+    expect(q.parameters.length).toBe(q.blocks.reduce((total, block) => total + sizeOf(block.shape), 0));
+    const random = new SeededRandom(8);
+    for (const block of q.blocks) {
+      if (!block.name.endsWith('bias')) continue;
+      for (let k = 0; k < sizeOf(block.shape); k++) q.parameters[block.offset + k] = 0.1 * random.gaussian();
+    }
+    q.parametersChanged();
+    const rows = new Float32Array(COUNT * 4).map(() => random.gaussian());
+    const actions = new Float32Array(COUNT * ACTIONS).map(() => random.range(-1, 1));
+    const weights = new Float32Array(COUNT * OUTPUTS).map(() => random.gaussian());
+    const loss = (): number => tf.tidy(() => q.forward(rows, actions, COUNT).reduce((total, value, k) => total + value * weights[k], 0));
+    let actionGradient!: Float32Array;
+    tf.tidy(() => {
+      q.forward(rows, actions, COUNT);
+      actionGradient = q.backward(weights, true);
+    });
+    const gradient = Float32Array.from(q.gradient);
+    const check = (values: Float32Array, analytic: Float32Array, start: number, length: number, changed: () => void, what: string): void => {
+      const indices = Array.from({ length }, (_, k) => start + k);
+      const largest = indices.sort((a, b) => Math.abs(analytic[b]) - Math.abs(analytic[a])).slice(0, 4);
+      expect(Math.abs(analytic[largest[0]])).toBeGreaterThan(1e-4);
+      for (const index of largest) {
+        const expected = centralDifference(values, index, 1e-3, loss, changed);
+        if (Math.abs(expected - analytic[index]) > 2e-3 + 0.03 * Math.abs(expected)) {
+          throw new Error(`${what}[${index}]: backward gives ${analytic[index]}, finite differences ${expected}`);
+        }
+      }
+    };
+    for (const block of q.blocks) check(q.parameters, gradient, block.offset, sizeOf(block.shape), () => q.parametersChanged(), block.name);
+    check(actions, actionGradient, 0, actions.length, () => undefined, 'the actions');
+  });
+});
