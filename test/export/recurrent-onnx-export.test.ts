@@ -11,7 +11,7 @@ import * as ort from 'onnxruntime-node';
 import { onnx } from 'onnx-proto';
 import { memoryLogger } from '../../src/common/logger';
 import { SeededRandom } from '../../src/common/random';
-import { ActionSpec, BehaviorSpec } from '../../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec, ObservationType } from '../../src/env/behavior-spec';
 import { readModelContract } from '../../src/export/onnx-contract';
 import { exportPolicy } from '../../src/export/onnx-export';
 import { ActorCritic } from '../../src/networks/actor-critic';
@@ -42,6 +42,11 @@ const CASES: Case[] = [
   {
     label: 'an image and a vector, hybrid',
     spec: { observationSpecs: [visualObservation(2, 20, 20), vectorObservation(3)], actionSpec: new ActionSpec(1, [3]) },
+    normalize: true,
+  },
+  {
+    label: 'a goal signal conditioning the body through a hypernetwork, hybrid',
+    spec: { observationSpecs: [vectorObservation(3), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: new ActionSpec(1, [3]) },
     normalize: true,
   },
 ];
