@@ -7,7 +7,8 @@
  * batched act() for 12 agents (3DBall's agents of one area set).
  * Then visual rows on the wasm backend: one PPO update (ms per minibatch, seconds per update) on
  * (a) GridWorld's settings (a 3x64x84 camera and a 2-value goal, 5 discrete actions, simple
- * encoder, 1 x 128, buffer 256, batch 32, 3 epochs), (b) nature_cnn and (c) resnet on a 3x84x84
+ * encoder, 1 x 128, buffer 256, batch 32, 3 epochs), the goal an ordinary input, then a goal
+ * signal conditioning the bodies through upstream's hypernetwork, (b) nature_cnn and (c) resnet on a 3x84x84
  * camera (1 x 256, buffer 1024, batch 64, 3 epochs), against ML-Agents' Python trainer measured
  * here with its own optimizer; and acting for 12 agents with one 84x84 camera each.
  * Then a recurrent row on the wasm backend: one PPO update on Hallway's settings (108 vector
@@ -133,6 +134,19 @@ const VISUAL_CASES: VisualCase[] = [
     batch: 32,
     mlAgentsMs: 170,
   },
+  {
+    label: '(a) GridWorld, the goal a goal signal: a hypernetwork (goal_conditioning_type hyper)',
+    spec: {
+      observationSpecs: [camera(3, 64, 84), { shape: [2], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.GOAL_SIGNAL, name: 'goal' }],
+      actionSpec: ActionSpec.createDiscrete([5]),
+    },
+    encoder: 'simple',
+    hiddenUnits: 128,
+    bufferSize: 256,
+    batch: 32,
+    // Upstream's TorchPPOOptimizer on these shapes (torch 1.13, its default single thread here).
+    mlAgentsMs: 621,
+  },
   { label: '(b) nature_cnn, 3x84x84, 1x256', spec: { observationSpecs: [camera(3, 84, 84)], actionSpec: ActionSpec.createContinuous(2) }, encoder: 'nature_cnn', hiddenUnits: 256, bufferSize: 1024, batch: 64, mlAgentsMs: 250 },
   { label: '(c) resnet, 3x84x84, 1x256', spec: { observationSpecs: [camera(3, 84, 84)], actionSpec: ActionSpec.createContinuous(2) }, encoder: 'resnet', hiddenUnits: 256, bufferSize: 1024, batch: 64, mlAgentsMs: 600 },
 ];
@@ -150,7 +164,7 @@ async function visualBenchmarks(minSeconds: number): Promise<void> {
     rows.push([c.label, ms.toFixed(1), ((ms * perUpdate) / 1000).toFixed(2), String(c.mlAgentsMs), (c.mlAgentsMs / ms).toFixed(1)]);
     model.dispose();
   }
-  const actModel = newModel(VISUAL_CASES[1].spec, 256, 1, 'simple', false);
+  const actModel = newModel(VISUAL_CASES.find((c) => c.encoder === 'nature_cnn')!.spec, 256, 1, 'simple', false);
   const cameras = [new Float32Array(12 * 3 * 84 * 84).map((_, i) => (i % 255) / 255)];
   const act = measure(() => actModel.act(cameras, 12), minSeconds / 2, 3);
   actModel.dispose();

@@ -60,16 +60,13 @@ describe('config/ for the built-in environments', () => {
   }
 
   it.each(withReference.map((c) => [`${c.trainer}/${c.environment}`, c] as const))(
-    "%s holds ML-Agents' own settings for the behavior (threaded: true and goal_conditioning_type: none aside)",
+    "%s holds ML-Agents' own settings for the behavior (threaded: true aside)",
     (_name, config) => {
       const ours = loadRunOptions([config.file], '/', memoryLogger());
       const upstream = loadRunOptions([path.join(REFERENCE_CONFIGS, config.trainer, `${config.environment}.yaml`)], '/', memoryLogger());
       for (const [behavior, settings] of Object.entries(ours.behaviors)) {
-        // Our additions to a behavior: PPO's updates in a worker thread (config/ppo/3DBall.yaml),
-        // and the goal fed as an ordinary input until hypernetwork conditioning is built (GridWorld).
-        const asUpstream = { ...settings, threaded: false, network_settings: { ...settings.network_settings, goal_conditioning_type: 'hyper' } };
-        const theirs = upstream.behaviors[behavior];
-        expect(asUpstream).toEqual({ ...theirs, threaded: false, network_settings: { ...theirs.network_settings, goal_conditioning_type: 'hyper' } });
+        // Our addition to a behavior: PPO's updates in a worker thread (config/ppo/3DBall.yaml).
+        expect({ ...settings, threaded: false }).toEqual({ ...upstream.behaviors[behavior], threaded: false });
       }
     },
   );

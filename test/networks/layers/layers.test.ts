@@ -17,6 +17,7 @@ import { LayerNorm } from '../../../src/networks/layers/layer-norm';
 import { Layer, ParameterAllocator, blockValues, sizeOf } from '../../../src/networks/layers/layer';
 import { parameterStore } from '../../helpers/parameter-store';
 import { MaxPool2d } from '../../../src/networks/layers/max-pool';
+import { referenceHyperNetwork as hyperNetwork, referenceLayerNorm as layerNorm, swish } from '../../helpers/hypernetwork-reference';
 import { Residual, Sequential } from '../../../src/networks/layers/sequential';
 
 beforeAll(async () => {
@@ -226,28 +227,3 @@ describe('layers: backward passes against tfjs autodiff', () => {
     );
   });
 });
-
-function swish(z: tf.Tensor): tf.Tensor {
-  return tf.mul(z, tf.sigmoid(z));
-}
-
-function layerNorm(x: tf.Tensor): tf.Tensor {
-  const centered = tf.sub(x, tf.mean(x, -1, true));
-  return tf.div(centered, tf.sqrt(tf.add(tf.mean(tf.square(centered), -1, true), 1e-5)));
-}
-
-/**
- * Upstream's HyperNetwork.forward written as torch does it: the generated weights per sample
- * (batch x inputs x outputs, from a Linear of torch's layout) and a batched product.
- */
-function hyperNetwork(x: tf.Tensor, goal: tf.Tensor, p: Record<string, tf.Tensor>, name: string, inputs: number, outputs: number): tf.Tensor {
-  const dense = (h: tf.Tensor, layer: string) => swish(tf.add(tf.matMul(h, p[`${layer}.weight`], false, true), p[`${layer}.bias`]));
-  const hidden = layerNorm(dense(dense(goal, `${name}.hypernet.0`), `${name}.hypernet.2`));
-  const h = hidden.shape[1]!;
-  // Torch's Linear weight is [I O, H]: ours, [H, I, O], transposed.
-  const torchWeight = tf.transpose(tf.reshape(p[`${name}.hypernet.5.weight`], [h, inputs * outputs]));
-  const generated = tf.add(tf.matMul(hidden, torchWeight, false, true), tf.reshape(p[`${name}.hypernet.5.bias`], [inputs * outputs]));
-  const weights = tf.reshape(generated, [-1, inputs, outputs]) as tf.Tensor3D;
-  const product = tf.matMul(tf.expandDims(x, 1) as tf.Tensor3D, weights);
-  return tf.add(tf.squeeze(product, [1]), p[`${name}.bias`]);
-}

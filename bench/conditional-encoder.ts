@@ -1,0 +1,90 @@
+/**
+ * npm run bench:conditioning — the ConditionalEncoder (upstream's hypernetwork goal conditioning)
+ * at GridWorld's sizes (a body input of 128 image features + the 2-value goal, 1 x 128 units): ms
+ * per forward + backward on a training minibatch of 32 (gradients of every block), ours
+ * (hand-written backward) against tfjs's autodiff of upstream's formulation (per-sample generated
+ * weights and a batched product, test/helpers/hypernetwork-reference.ts), and ms per forward for
+ * acting (9 agents, GridWorld's areas). wasm backend. Options: --min-seconds 3
+ */
+import { parseArgs } from 'util';
+import * as tf from '@tensorflow/tfjs';
+import { memoryLogger } from '../src/common/logger';
+import { SeededRandom } from '../src/common/random';
+import { selectBackend } from '../src/networks/backend';
+import { ConditionalEncoder } from '../src/networks/layers/conditional-encoder';
+import { blockValues, sequentialAllocator } from '../src/networks/layers/layer';
+import { referenceHyperNetwork, swish } from '../test/helpers/hypernetwork-reference';
+import { printTable } from './table';
+
+const INPUTS = 130;
+const HIDDEN = 128;
+const GOAL_COLUMNS = [128, 129];
+
+/** Mean milliseconds per call of `run` after a warm-up, over at least `seconds` and 10 calls. */
+function measure(run: () => void, seconds: number): number {
+  for (let i = 0; i < 3; i++) run();
+  let calls = 0;
+  const start = performance.now();
+  while (performance.now() - start < seconds * 1000 || calls < 10) {
+    run();
+    calls++;
+  }
+  return (performance.now() - start) / calls;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'min-seconds': { type: 'string', default: '3' } } });
+  const seconds = Number(values['min-seconds']);
+  await selectBackend('wasm', memoryLogger());
+  const { allocate, blocks, size } = sequentialAllocator();
+  const encoder = new ConditionalEncoder(allocate, 'body', INPUTS, GOAL_COLUMNS, HIDDEN, 1);
+  const source = { parameters: new Float32Array(size()), gradient: new Float32Array(size()), version: 0 };
+  encoder.initialize(source.parameters, new SeededRandom(1));
+  const random = new SeededRandom(2);
+  const rows = (count: number, width: number) => new Float32Array(count * width).map(() => random.gaussian());
+
+  const batch = 32;
+  const input = rows(batch, INPUTS);
+  const outputGradient = rows(batch, HIDDEN);
+  const ours = measure(
+    () =>
+      tf.tidy(() => {
+        encoder.forward(tf.tensor2d(input, [batch, INPUTS]), source, true);
+        encoder.backward(tf.tensor2d(outputGradient, [batch, HIDDEN]), source, false);
+      }),
+    seconds,
+  );
+
+  const variables = blocks.map((block) => tf.variable(tf.tensor(blockValues(source.parameters, block), [...block.shape])));
+  const parameters = Object.fromEntries(blocks.map((block, i) => [block.name, variables[i] as tf.Tensor]));
+  const loss = (): tf.Scalar => {
+    const x = tf.tensor2d(input, [batch, INPUTS]);
+    const output = swish(referenceHyperNetwork(x, tf.gather(x, GOAL_COLUMNS, 1), parameters, 'body.0', INPUTS, HIDDEN));
+    return tf.sum(tf.mul(output, tf.tensor2d(outputGradient, [batch, HIDDEN])));
+  };
+  const autodiff = measure(
+    () =>
+      tf.tidy(() => {
+        for (const gradient of Object.values(tf.variableGrads(loss).grads)) gradient.dataSync();
+      }),
+    seconds,
+  );
+
+  const agents = 9;
+  const acting = rows(agents, INPUTS);
+  const act = measure(() => tf.tidy(() => void encoder.forward(tf.tensor2d(acting, [agents, INPUTS]), source, false).dataSync()), seconds);
+  printTable(
+    'ConditionalEncoder at GridWorld\'s sizes (130 inputs, goal of 2, 1 x 128), wasm backend',
+    ['pass', 'ms'],
+    [
+      ['forward + backward, batch 32, hand-written backward (ours)', ours.toFixed(1)],
+      ['forward + backward, batch 32, tfjs autodiff of upstream\'s formulation', autodiff.toFixed(1)],
+      [`forward for acting, ${agents} agents`, act.toFixed(1)],
+    ],
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
