@@ -8,7 +8,7 @@ import { SeededRandom } from '../../../src/common/random';
 import { memoryLogger } from '../../../src/common/logger';
 import { selectBackend } from '../../../src/networks/backend';
 import type { CuriositySettings } from '../../../src/config/settings';
-import { ActionSpec, BehaviorSpec, observationSize } from '../../../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec, ObservationType, observationSize } from '../../../src/env/behavior-spec';
 import { blockValues } from '../../../src/networks/layers/layer';
 import { CuriosityRewardProvider, FORWARD_LOSS_WEIGHT, LOSS_MULTIPLIER } from '../../../src/trainers/reward-signals/curiosity';
 import { createRewardProvider } from '../../../src/trainers/reward-signals/registry';
@@ -28,6 +28,9 @@ const VISUAL: BehaviorSpec = {
   observationSpecs: [vectorObservation(10), visualObservation(3, 24, 26), visualObservation(1, 20, 22)],
   actionSpec: ActionSpec.createContinuous(5),
 };
+
+/** A goal signal beside a vector observation: the state encoder is upstream's ConditionalEncoder (goal_conditioning_type hyper). */
+const GOAL: BehaviorSpec = { observationSpecs: [vectorObservation(4), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: new ActionSpec(2, [3]) };
 
 function settings(overrides: Partial<CuriositySettings> = {}, hiddenUnits = 32): CuriositySettings {
   return {
@@ -144,8 +147,10 @@ describe('the curiosity reward provider', () => {
     ['discrete', TWO_DISCRETE],
     ['hybrid', HYBRID],
     ['images', VISUAL],
+    ['a goal signal, conditioning the state encoder', GOAL],
   ])('%s: the hand-derived gradient of 10 (0.2 forward + 0.8 inverse) is the one finite differences find, in every block', (_, spec) => {
     const provider = new CuriosityRewardProvider(settings({}, 16), spec, 5);
+    expect(provider.stateEncoder.goalConditioned).toBe(spec === GOAL);
     const batch = batchOf(spec, 7, 6, true);
     const { loss, forwardLoss, inverseLoss, gradient } = provider.lossAndGradient(batch);
     expect(loss).toBeCloseTo(LOSS_MULTIPLIER * (FORWARD_LOSS_WEIGHT * forwardLoss + (1 - FORWARD_LOSS_WEIGHT) * inverseLoss), 4);

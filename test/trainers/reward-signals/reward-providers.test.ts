@@ -6,7 +6,7 @@
  */
 import { SeededRandom } from '../../../src/common/random';
 import type { RNDSettings } from '../../../src/config/settings';
-import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec, ObservationType } from '../../../src/env/behavior-spec';
 import { createRewardProvider, createRewardProviders, BUILT_REWARD_SIGNALS } from '../../../src/trainers/reward-signals/registry';
 import { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { RND_LOSS_TAG, RndRewardProvider } from '../../../src/trainers/reward-signals/rnd';
@@ -101,6 +101,21 @@ describe('the RND reward provider', () => {
       const index = Math.floor(random.next() * parameters.length);
       const numeric = centralDifference(parameters, index, 1e-2, () => provider.lossAndGradient(batch).loss, () => provider.predictor.parametersChanged());
       expect(analytic[index]).toBeCloseTo(numeric, 2);
+    }
+  });
+
+  it('with a goal signal: its networks are conditioned on it, and the predictor gradient is the one finite differences find', () => {
+    const goalSpec: BehaviorSpec = { observationSpecs: [vectorObservation(4), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: new ActionSpec(1, []) };
+    const provider = new RndRewardProvider(rndSettings(), goalSpec, 5);
+    expect(provider.predictor.body.goalConditioned).toBe(true);
+    const batch: RewardBatch = { count: 7, observations: observations(goalSpec, 7, new SeededRandom(2)), environmentRewards: new Float32Array(7) };
+    const analytic = provider.lossAndGradient(batch).gradient.slice();
+    const parameters = provider.predictor.parameters;
+    for (const block of provider.predictor.body.bodyEncoder.blocks.filter((b) => b.name.includes('hypernet'))) {
+      const values = blockValues(analytic, block);
+      const largest = [...values.keys()].sort((a, b) => Math.abs(values[b]) - Math.abs(values[a]))[0];
+      const numeric = centralDifference(parameters, block.offset + largest, 1e-2, () => provider.lossAndGradient(batch).loss, () => provider.predictor.parametersChanged());
+      expect(Math.abs(values[largest] - numeric)).toBeLessThan(2e-3 + 2e-2 * Math.abs(numeric));
     }
   });
 
