@@ -7,6 +7,7 @@ import type { BehaviorSpec } from '../../env/behavior-spec';
 import type { Logger } from '../../common/logger';
 import type { RewardProvider } from './reward-provider';
 import { ExtrinsicRewardProvider } from './extrinsic';
+import { GailRewardProvider } from './gail';
 import { RndRewardProvider } from './rnd';
 
 type Factory<K extends keyof RewardSignals> = (settings: NonNullable<RewardSignals[K]>, spec: BehaviorSpec, seed: number, logger: Logger | null) => RewardProvider;
@@ -14,6 +15,7 @@ type Factory<K extends keyof RewardSignals> = (settings: NonNullable<RewardSigna
 const FACTORIES: { [K in keyof RewardSignals]?: Factory<K> } = {
   extrinsic: (settings) => new ExtrinsicRewardProvider(settings),
   rnd: (settings, spec, seed, logger) => new RndRewardProvider(settings, spec, seed, logger),
+  gail: (settings, spec, seed, logger) => new GailRewardProvider(settings, spec, seed, logger),
 };
 
 /** The signals createRewardProvider() builds. */
