@@ -9,6 +9,9 @@
  * stream. An episode's rows go in as whole sequences of `sequenceLength` (the last one padded), as
  * upstream's resequence_and_append. Upstream builds no next observations here, and neither do we.
  */
+import * as path from 'path';
+import { configError, namedTrainerSettings, optionsSource } from '../config/reader';
+import type { RunOptions, TrainerSettings } from '../config/settings';
 import { DemoFile, demoFiles, readDemoFile } from '../communicator/demo-file';
 import type { AgentActionProto, AgentInfoActionPairProto } from '../communicator/messages';
 import { BehaviorSpec, describeBehaviorSpec } from '../env/behavior-spec';
@@ -21,6 +24,40 @@ export interface Demonstrations {
   /** obs:i, continuous_action and/or discrete_action, environment_rewards, done. */
   readonly buffer: AgentBuffer;
   readonly files: readonly string[];
+}
+
+/**
+ * The run's options with every demo_path (gail's and behavioral_cloning's) taken from `cwd`, as
+ * the other paths of a run are, and checked to name a .demo file or a folder holding some: a
+ * wrong path is refused before any environment starts, naming its key. The options are copied.
+ */
+export function resolveDemonstrationPaths(options: RunOptions, cwd: string): RunOptions {
+  const source = optionsSource(options);
+  const resolve = (settings: TrainerSettings | null, at: string): TrainerSettings | null => {
+    if (settings === null) return null;
+    const located = (demoPath: string, key: string): string => {
+      const absolute = path.resolve(cwd, demoPath);
+      try {
+        demoFiles(absolute);
+      } catch (error) {
+        throw configError(source, `${at}.${key}`, `${(error as Error).message} Give the path of a .demo file, or of a folder of them.`);
+      }
+      return absolute;
+    };
+    const { gail } = settings.reward_signals;
+    const cloning = settings.behavioral_cloning;
+    return {
+      ...settings,
+      reward_signals: { ...settings.reward_signals, ...(gail === undefined ? {} : { gail: { ...gail, demo_path: located(gail.demo_path, 'reward_signals.gail.demo_path') } }) },
+      behavioral_cloning: cloning === null ? null : { ...cloning, demo_path: located(cloning.demo_path, 'behavioral_cloning.demo_path') },
+    };
+  };
+  const named = new Map(namedTrainerSettings(options));
+  return {
+    ...options,
+    default_settings: resolve(options.default_settings, 'default_settings'),
+    behaviors: Object.fromEntries(Object.entries(options.behaviors).map(([name, settings]) => [name, resolve(named.get(`behaviors.${name}`)!, `behaviors.${name}`)!])),
+  };
 }
 
 /** What the demonstrations must match, and the setting that named them (for errors). */

@@ -50,9 +50,6 @@ export function checkFeaturesBuilt(options: RunOptions): void {
         );
       }
     }
-    if (settings.behavioral_cloning !== null) {
-      throw configError(source, `${at}.behavioral_cloning`, 'behavioral cloning is not built yet: remove this section.');
-    }
     if (settings.self_play !== null) {
       throw configError(source, `${at}.self_play`, 'self-play is not built yet: remove this section.');
     }
