@@ -291,10 +291,17 @@ export function caseConfiguration(c: UpstreamCase): string {
   return YAML.stringify({ behaviors: { '1D': behavior } });
 }
 
-/** Trains a case over real gRPC against SimpleGoal; returns the mean of its last 5 episode rewards. */
-export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1): Promise<number> {
-  const runId = c.name.replace(/[^A-Za-z0-9_-]+/g, '_');
-  const cwd = tempDir(`upstream-${runId}`);
+/** A case's run id: its name with what a folder name cannot hold replaced. */
+export function caseRunId(c: UpstreamCase): string {
+  return c.name.replace(/[^A-Za-z0-9_-]+/g, '_');
+}
+
+/**
+ * Trains a case over real gRPC against SimpleGoal, its results under `cwd` (results/<caseRunId>);
+ * returns the mean of its last 5 episode rewards.
+ */
+export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd = tempDir(`upstream-${caseRunId(c)}`)): Promise<number> {
+  const runId = caseRunId(c);
   fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration(c));
   if (c.demonstration !== undefined) recordDemonstration(path.join(cwd, DEMO_PATH), c.demonstration, seed);
   const args = await simpleGoalArgs(runId, `--seed=${seed}`, '--env-args', ...c.envArgs);

@@ -39,8 +39,8 @@ function mean(values: Float32Array): number {
 }
 
 describe('the reward-provider registry', () => {
-  it('builds extrinsic and rnd by their reward_signals keys, in order', () => {
-    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd']);
+  it('builds extrinsic, rnd and gail by their reward_signals keys, in order', () => {
+    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd', 'gail']);
     const providers = createRewardProviders({ extrinsic: { gamma: 0.99, strength: 1, network_settings: network() }, rnd: rndSettings() }, spec, 1);
     expect([...providers.keys()]).toEqual(['extrinsic', 'rnd']);
     expect(providers.get('extrinsic')!.name).toBe('Extrinsic');
