@@ -37,7 +37,7 @@ import { RunningNormalizer } from './normalizer';
 import { tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVisual } from './encoders/body-input';
-import type { ParameterAllocator, ParameterBlock, ParameterSource } from './layers/layer';
+import { SequentialAllocator, type ParameterBlock, type ParameterSource } from './layers/layer';
 import { Dense, DenseOutputPart } from './layers/dense';
 import { NetworkBody } from './network-body';
 
@@ -211,14 +211,8 @@ export class ActorCritic {
     });
     this.conditionalSigma = this.actionModel.conditionalSigma;
 
-    const blocks: ParameterBlock[] = [];
-    let size = 0;
-    const allocate: ParameterAllocator = (name, shape) => {
-      const block = { name, offset: size, shape: [...shape] };
-      blocks.push(block);
-      size += shape.reduce((a, b) => a * b, 1);
-      return block;
-    };
+    const allocator = new SequentialAllocator();
+    const { allocate, blocks } = allocator;
     const addNetwork = (name: string, headParts: readonly DenseOutputPart[]): Network => {
       const body = new NetworkBody(allocate, name, this.layout, options.network);
       const head = new Dense(allocate, body.outputSize, headParts.map((part) => ({ ...part, name: `${name}.${part.name}` })));
@@ -235,8 +229,8 @@ export class ActorCritic {
     }
     this.logStdBlock = continuous > 0 && !this.conditionalSigma ? allocate('actor.log_sigma', [continuous]) : null;
     this.blocks = blocks;
-    this.parameters = new Float32Array(size);
-    this.gradient = new Float32Array(size);
+    this.parameters = new Float32Array(allocator.size);
+    this.gradient = new Float32Array(allocator.size);
     // The dense layers draw first, network after network, then the visual encoders; biases and
     // log_sigma start at 0.
     for (const { body, head } of this.networks) {
@@ -457,13 +451,7 @@ export class ActorCritic {
 
   /** Weights and normalization statistics, for a checkpoint. */
   stateArrays(): Map<string, CheckpointArray> {
-    const arrays = new Map<string, CheckpointArray>([['parameters', this.parameters]]);
-    if (this.normalizer !== null) {
-      arrays.set('normalizer.mean', this.normalizer.mean);
-      arrays.set('normalizer.variance', this.normalizer.variance);
-      arrays.set('normalizer.steps', new Float64Array([this.normalizer.steps]));
-    }
-    return arrays;
+    return new Map<string, CheckpointArray>([['parameters', this.parameters], ...(this.normalizer?.stateArrays() ?? [])]);
   }
 
   /** Restores stateArrays(); refuses, naming the difference, arrays of another architecture. */
@@ -476,11 +464,7 @@ export class ActorCritic {
       );
     }
     this.parameters.set(requireCheckpointArray(arrays, 'parameters', this.parameters.length));
-    if (this.normalizer !== null) {
-      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.vectorSize));
-      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.vectorSize));
-      this.normalizer.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
-    }
+    this.normalizer?.loadStateArrays(arrays);
     this.parametersChanged();
   }
 

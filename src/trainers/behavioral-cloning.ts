@@ -137,15 +137,11 @@ export class BehavioralCloning {
   }
 
   stateArrays(): Map<string, CheckpointArray> {
-    return new Map<string, CheckpointArray>([
-      ...this.adam.stateArrays('adam'),
-      ['adam.step', new Float64Array([this.adam.step])],
-      ['learning_rate', new Float64Array([this.learningRate])],
-    ]);
+    return new Map<string, CheckpointArray>([...this.adam.stateArraysWithStep('adam'), ['learning_rate', new Float64Array([this.learningRate])]]);
   }
 
   loadStateArrays(arrays: ReadonlyMap<string, CheckpointArray>): void {
-    this.adam.loadStateArrays('adam', arrays, requireCheckpointArray(arrays, 'adam.step', 1)[0]);
+    this.adam.loadStateArraysWithStep('adam', arrays);
     this.learningRate = requireCheckpointArray(arrays, 'learning_rate', 1)[0];
   }
 

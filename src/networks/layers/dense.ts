@@ -277,12 +277,12 @@ export class Dense implements Layer {
     const biases = this.parts.map((part) => parameters(part.bias));
     const weight = (weights.length === 1 ? weights[0] : tf.concat(weights, 0)) as tf.Tensor2D;
     const bias = biases.length === 1 ? biases[0] : tf.concat(biases, 0);
-    const z = tf.add(tf.matMul(input, tf.transpose(weight)), bias) as tf.Tensor2D;
-    if (this.activation === 'linear') return { output: z, inputGradient: (dy) => tf.matMul(dy, weight) };
+    const z = tf.add(tracedMatMul(input, tf.transpose(weight)), bias) as tf.Tensor2D;
+    if (this.activation === 'linear') return { output: z, inputGradient: (dy) => tracedMatMul(dy, weight) };
     const gate = tf.sigmoid(z);
     // d/dz [z s(z)] = s + z s (1 - s)
     const slope = tf.add(gate, tf.mul(tf.mul(z, gate), tf.sub(1, gate)));
-    return { output: tf.mul(z, gate), inputGradient: (dy) => tf.matMul(tf.mul(dy, slope) as tf.Tensor2D, weight) };
+    return { output: tf.mul(z, gate), inputGradient: (dy) => tracedMatMul(tf.mul(dy, slope) as tf.Tensor2D, weight) };
   }
 
   // Export.
@@ -341,6 +341,22 @@ export class Dense implements Layer {
     return this.tensors;
   }
 }
+
+/**
+ * a b, whose gradients tfjs computes with explicit transposes: its own matMul gradient multiplies
+ * with transpose flags, 5 to 10 times slower on the wasm backend (DESIGN.md).
+ */
+const tracedMatMul = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+  const [a, b, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
+  save([a, b]);
+  return {
+    value: tf.matMul(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [savedA, savedB] = saved as tf.Tensor2D[];
+      return [tf.matMul(dy as tf.Tensor2D, tf.transpose(savedB)), tf.matMul(tf.transpose(savedA), dy as tf.Tensor2D)];
+    },
+  };
+}) as (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
 
 /** A dense layer with one output part (upstream's linear_layer): blocks `<name>.weight` and `<name>.bias`. */
 export function linearLayer(

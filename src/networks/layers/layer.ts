@@ -38,6 +38,18 @@ export interface ParameterSource {
   readonly version: number;
 }
 
+/** Hands out blocks one after another from offset 0; `blocks` lists them, `size` is the vector's length so far. */
+export class SequentialAllocator {
+  readonly blocks: ParameterBlock[] = [];
+  size = 0;
+  readonly allocate: ParameterAllocator = (name, shape) => {
+    const block = { name, offset: this.size, shape: [...shape] };
+    this.blocks.push(block);
+    this.size += sizeOf(shape);
+    return block;
+  };
+}
+
 /** A block's values as a tensor of its shape, for passes tfjs differentiates itself (Dense.forwardTraced). */
 export type TracedParameters = (block: ParameterBlock) => tf.Tensor;
 

@@ -18,7 +18,7 @@ import { SeededRandom } from '../../common/random';
 import { Adam } from '../../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
 import { BodyInputLayout } from '../../networks/encoders/body-input';
-import type { ParameterBlock, ParameterSource } from '../../networks/layers/layer';
+import { SequentialAllocator, type ParameterSource } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
 import { RunningNormalizer } from '../../networks/normalizer';
 import { tensorValues, transposeInto } from '../../networks/tensor-io';
@@ -35,15 +35,10 @@ class RndNetwork {
   private version = 0;
 
   constructor(name: string, layout: BodyInputLayout, network: NetworkSettings, random: SeededRandom) {
-    let size = 0;
-    const allocate = (blockName: string, shape: readonly number[]): ParameterBlock => {
-      const block = { name: blockName, offset: size, shape: [...shape] };
-      size += shape.reduce((a, b) => a * b, 1);
-      return block;
-    };
-    this.body = new NetworkBody(allocate, name, layout, network);
-    this.parameters = new Float32Array(size);
-    this.gradient = new Float32Array(size);
+    const allocator = new SequentialAllocator();
+    this.body = new NetworkBody(allocator.allocate, name, layout, network);
+    this.parameters = new Float32Array(allocator.size);
+    this.gradient = new Float32Array(allocator.size);
     this.body.linearEncoder.initialize(this.parameters, random);
     for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
   }
@@ -135,18 +130,12 @@ export class RndRewardProvider implements RewardProvider {
   }
 
   stateArrays(): Map<string, CheckpointArray> {
-    const arrays = new Map<string, CheckpointArray>([
+    return new Map<string, CheckpointArray>([
       ['target.parameters', this.target.parameters],
       ['predictor.parameters', this.predictor.parameters],
-      ...this.adam.stateArrays('adam'),
-      ['adam.step', new Float64Array([this.adam.step])],
+      ...this.adam.stateArraysWithStep('adam'),
+      ...(this.normalizer?.stateArrays() ?? []),
     ]);
-    if (this.normalizer !== null) {
-      arrays.set('normalizer.mean', this.normalizer.mean);
-      arrays.set('normalizer.variance', this.normalizer.variance);
-      arrays.set('normalizer.steps', new Float64Array([this.normalizer.steps]));
-    }
-    return arrays;
   }
 
   loadStateArrays(arrays: ReadonlyMap<string, CheckpointArray>): void {
@@ -154,12 +143,8 @@ export class RndRewardProvider implements RewardProvider {
     this.target.parametersChanged();
     this.predictor.parameters.set(requireCheckpointArray(arrays, 'predictor.parameters', this.predictor.parameters.length));
     this.predictor.parametersChanged();
-    this.adam.loadStateArrays('adam', arrays, requireCheckpointArray(arrays, 'adam.step', 1)[0]);
-    if (this.normalizer !== null) {
-      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.normalizer.size));
-      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.normalizer.size));
-      this.normalizer.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
-    }
+    this.adam.loadStateArraysWithStep('adam', arrays);
+    this.normalizer?.loadStateArrays(arrays);
   }
 
   /**
