@@ -125,7 +125,8 @@ export class BehavioralCloning {
       memorySize === 0
         ? undefined
         : { length: this.sequenceLength, actor: new Float32Array((batch.count / this.sequenceLength) * memorySize), critic: new Float32Array((batch.count / this.sequenceLength) * memorySize) };
-    const { gradient, loss } = this.model.computeGradient(batch.observations, batch.count, (outputs, gradients) => this.cloningLoss(outputs, gradients, batch, noise), sequences);
+    const cloningLoss = (outputs: HeadOutputs, gradients: HeadGradients) => this.cloningLoss(outputs, gradients, batch, noise);
+    const { gradient, loss } = this.model.computeGradient(batch.observations, batch.count, cloningLoss, sequences, true);
     return { loss, gradient };
   }
 
