@@ -27,6 +27,9 @@ import * as vm from 'vm';
  */
 export const HIGH_WATER = 0.7;
 
+/** The heap is read at most this often (ms): a reading costs microseconds, a turn of the loop may take less than a millisecond. */
+const READING_INTERVAL_MS = 100;
+
 /** Forced collections take at most this share of the run's time, however close the heap stays to the mark. */
 const MAX_COLLECTION_SHARE = 0.05;
 
@@ -57,6 +60,7 @@ export interface HeapReading {
 }
 
 export class HeapGuard {
+  private nextReadingAt = -Infinity;
   /** No collection is forced before this time: those of the past stay within MAX_COLLECTION_SHARE. */
   private nextCollectionAt = -Infinity;
 
@@ -67,11 +71,12 @@ export class HeapGuard {
 
   /** The heap when its live objects passed the mark; null while it has room. */
   check(): HeapReading | null {
-    const mark = this.highWater * this.probe.limit;
-    // What is in use bounds what is alive, so most checks end here, without collecting.
-    if (this.probe.used() < mark) return null;
     const start = this.probe.now();
-    if (start < this.nextCollectionAt) return null;
+    if (start < this.nextReadingAt) return null;
+    this.nextReadingAt = start + READING_INTERVAL_MS;
+    const mark = this.highWater * this.probe.limit;
+    // What is in use bounds what is alive, so most readings end here, without collecting.
+    if (this.probe.used() < mark || start < this.nextCollectionAt) return null;
     const live = this.probe.usedAfterCollection();
     if (live >= mark) return { live, limit: this.probe.limit };
     this.nextCollectionAt = start + (this.probe.now() - start) / MAX_COLLECTION_SHARE;

@@ -15,10 +15,12 @@ class FakeHeap implements HeapProbe {
   inUse = 0;
   alive = 0;
   clock = 0;
+  readings = 0;
   collections = 0;
   collectionMs = 10;
 
   used(): number {
+    this.readings += 1;
     return this.inUse;
   }
 
@@ -34,12 +36,19 @@ class FakeHeap implements HeapProbe {
 }
 
 describe('HeapGuard', () => {
-  it('does not collect while the heap in use, garbage included, is below the mark', () => {
+  it('does not collect while the heap in use, garbage included, is below the mark, and reads it at most every 100 ms', () => {
     const heap = Object.assign(new FakeHeap(), { inUse: 69.9 * MiB, alive: 69.9 * MiB });
     const guard = new HeapGuard(heap);
     expect(HIGH_WATER).toBe(0.7);
     expect(guard.check()).toBeNull();
-    expect(heap.collections).toBe(0);
+    expect([heap.readings, heap.collections]).toEqual([1, 0]);
+    heap.inUse = 90 * MiB;
+    heap.clock = 99;
+    expect(guard.check()).toBeNull();
+    expect([heap.readings, heap.collections]).toEqual([1, 0]);
+    heap.clock = 100;
+    guard.check();
+    expect([heap.readings, heap.collections]).toEqual([2, 1]);
   });
 
   it('stops the run when what is alive after a full collection reaches the mark', () => {
@@ -49,16 +58,18 @@ describe('HeapGuard', () => {
   });
 
   it('goes on when the collection frees the heap below the mark, and collects again only after 19 times its duration', () => {
-    const heap = Object.assign(new FakeHeap(), { inUse: 95 * MiB, alive: 60 * MiB, collectionMs: 10 });
+    const heap = Object.assign(new FakeHeap(), { inUse: 95 * MiB, alive: 60 * MiB, collectionMs: 20 });
     const guard = new HeapGuard(heap);
     expect(guard.check()).toBeNull();
     expect(heap.collections).toBe(1);
-    // The collection began at 0 and took 10 ms: the next may begin at 200 ms, 5% of the time.
+    // The collection began at 0 and took 20 ms: the next may begin at 400 ms, 5% of the time.
     heap.alive = 80 * MiB;
-    heap.clock = 199;
-    expect(guard.check()).toBeNull();
-    expect(heap.collections).toBe(1);
-    heap.clock = 200;
+    for (const clock of [100, 200, 300]) {
+      heap.clock = clock;
+      expect(guard.check()).toBeNull();
+    }
+    expect([heap.readings, heap.collections]).toEqual([4, 1]);
+    heap.clock = 400;
     expect(guard.check()).toEqual({ live: 80 * MiB, limit: 100 * MiB });
     expect(heap.collections).toBe(2);
   });
@@ -66,6 +77,7 @@ describe('HeapGuard', () => {
   it('takes its mark as a share of the limit', () => {
     const heap = Object.assign(new FakeHeap(), { inUse: 55 * MiB, alive: 50 * MiB });
     expect(new HeapGuard(heap, 0.7).check()).toBeNull();
+    expect(heap.collections).toBe(0);
     expect(new HeapGuard(heap, 0.5).check()).toEqual({ live: 50 * MiB, limit: 100 * MiB });
   });
 });
