@@ -13,7 +13,11 @@
  * Then a recurrent row on the wasm backend: one PPO update on Hallway's settings (108 vector
  * values, one branch of 5, 2 x 128, memory_size 128, sequence_length 64, buffer 1024, batch 128,
  * 3 epochs) against ML-Agents' optimizer measured here, and acting for 12 agents with memory.
- * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only
+ * Then reward-signal rows on the wasm backend: one PPO update on Pyramids' settings (observations
+ * 56 + 56 + 56 + 4, one branch of 5, 2 x 512, buffer 2048, batch 128, 3 epochs) with curiosity
+ * (encoding 256, 2 layers) or RND (3 x 64) beside the extrinsic signal, each minibatch's
+ * reward-signal update included, against ML-Agents' optimizer measured here.
+ * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only
  */
 import { parseArgs } from 'util';
 import { memoryLogger } from '../src/common/logger';
@@ -27,6 +31,8 @@ import { ReferencePpoUpdate } from '../test/helpers/ppo-reference-update';
 import type { EncoderType, MemorySettings } from '../src/config/settings';
 import { observationSize } from '../src/env/behavior-spec';
 import { printTable } from './table';
+import { createRewardProvider } from '../src/trainers/reward-signals/registry';
+import type { RewardBatch } from '../src/trainers/reward-signals/reward-provider';
 
 const BATCH = 64;
 const MINIBATCHES_PER_UPDATE = Math.floor(12000 / BATCH) * 3;
@@ -163,13 +169,67 @@ async function main(): Promise<void> {
       'min-seconds': { type: 'string', default: '2' },
       'visual-only': { type: 'boolean', default: false },
       'recurrent-only': { type: 'boolean', default: false },
+      'reward-signals-only': { type: 'boolean', default: false },
     },
   });
   const minSeconds = Number(values['min-seconds']);
-  const only = values['visual-only'] || values['recurrent-only'];
-  if (!only) await vectorBenchmarks(values.backends as string, minSeconds);
-  if (!values['recurrent-only']) await visualBenchmarks(minSeconds);
-  if (!values['visual-only']) await recurrentBenchmark(minSeconds);
+  const only = [values['visual-only'], values['recurrent-only'], values['reward-signals-only']];
+  const all = !only.some(Boolean);
+  if (all) await vectorBenchmarks(values.backends as string, minSeconds);
+  if (all || values['visual-only']) await visualBenchmarks(minSeconds);
+  if (all || values['recurrent-only']) await recurrentBenchmark(minSeconds);
+  if (all || values['reward-signals-only']) await rewardSignalBenchmarks(minSeconds);
+}
+
+/** ML-Agents' Python trainer on Pyramids' settings, ms per minibatch (reward-signal update included), measured on this machine with its own optimizer. */
+const PYRAMIDS_ML_AGENTS_MS = { curiosity: 295, rnd: 145 } as const;
+
+/** One PPO update on Pyramids' settings with curiosity or RND beside the extrinsic signal (wasm backend). */
+async function rewardSignalBenchmarks(minSeconds: number): Promise<void> {
+  await selectBackend('wasm', memoryLogger());
+  const vector = (size: number, name: string) => ({ shape: [size], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name });
+  const spec: BehaviorSpec = {
+    observationSpecs: [vector(56, 'rays0'), vector(56, 'rays1'), vector(56, 'rays2'), vector(4, 'vector')],
+    actionSpec: ActionSpec.createDiscrete([5]),
+  };
+  const network = (hidden: number, layers: number) => ({ normalize: false, hidden_units: hidden, num_layers: layers, vis_encode_type: 'simple' as const, memory: null, goal_conditioning_type: 'hyper' as const, deterministic: false });
+  const signals = {
+    curiosity: { gamma: 0.99, strength: 0.02, learning_rate: 3e-4, encoding_size: 256, network_settings: network(256, 2) },
+    rnd: { gamma: 0.99, strength: 0.01, learning_rate: 1e-4, encoding_size: null, network_settings: network(64, 3) },
+  } as const;
+  const batch = 128;
+  const rows: string[][] = [];
+  for (const name of ['curiosity', 'rnd'] as const) {
+    const model = new ActorCritic(spec, { network: network(512, 2), rewardSignals: ['extrinsic', name], sharedCritic: false, seed: 1 });
+    const provider = createRewardProvider(name, signals[name], spec, 1);
+    const random = new SeededRandom(4);
+    const batches = minibatches(model, 4, spec, batch).map((minibatch) => {
+      const rewards: RewardBatch = {
+        count: batch,
+        observations: minibatch.observations,
+        nextObservations: minibatch.observations.map((obs) => obs.map(() => random.gaussian())),
+        environmentRewards: new Float32Array(batch),
+        discreteActions: minibatch.discreteActions,
+        dones: new Float32Array(batch),
+      };
+      return { minibatch: { ...minibatch, returns: { ...minibatch.returns, [name]: minibatch.returns.extrinsic } }, rewards };
+    });
+    const optimizer = new PpoOptimizer(model, SETTINGS);
+    const ms = measure((i) => {
+      const { minibatch, rewards } = batches[i % batches.length];
+      optimizer.update(minibatch, 1000 * i);
+      provider.update(rewards);
+    }, minSeconds, 3);
+    const perUpdate = (2048 / batch) * 3;
+    const mlAgents = PYRAMIDS_ML_AGENTS_MS[name];
+    rows.push([name, ms.toFixed(1), ((ms * perUpdate) / 1000).toFixed(2), String(mlAgents), (mlAgents / ms).toFixed(1)]);
+    model.dispose();
+  }
+  printTable(
+    "PPO update with a reward signal (wasm backend): Pyramids, 56+56+56+4 values, discrete 5, 2x512, buffer 2048, batch 128, 3 epochs; curiosity 2x256, RND 3x64",
+    ['signal', 'ms/minibatch', 's/update', 'ML-Agents ms/minibatch', 'x faster'],
+    rows,
+  );
 }
 
 /** ML-Agents' Python trainer on Hallway's settings, ms per minibatch, measured on this machine with its own optimizer. */

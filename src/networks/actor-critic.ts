@@ -37,7 +37,7 @@ import { RunningNormalizer } from './normalizer';
 import { tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVisual } from './encoders/body-input';
-import { SequentialAllocator, type ParameterBlock, type ParameterSource } from './layers/layer';
+import { ParameterBlock, ParameterSource, sequentialAllocator } from './layers/layer';
 import { Dense, DenseOutputPart } from './layers/dense';
 import { NetworkBody } from './network-body';
 
@@ -211,8 +211,7 @@ export class ActorCritic {
     });
     this.conditionalSigma = this.actionModel.conditionalSigma;
 
-    const allocator = new SequentialAllocator();
-    const { allocate, blocks } = allocator;
+    const { allocate, blocks, size: allocated } = sequentialAllocator();
     const addNetwork = (name: string, headParts: readonly DenseOutputPart[]): Network => {
       const body = new NetworkBody(allocate, name, this.layout, options.network);
       const head = new Dense(allocate, body.outputSize, headParts.map((part) => ({ ...part, name: `${name}.${part.name}` })));
@@ -229,8 +228,8 @@ export class ActorCritic {
     }
     this.logStdBlock = continuous > 0 && !this.conditionalSigma ? allocate('actor.log_sigma', [continuous]) : null;
     this.blocks = blocks;
-    this.parameters = new Float32Array(allocator.size);
-    this.gradient = new Float32Array(allocator.size);
+    this.parameters = new Float32Array(allocated());
+    this.gradient = new Float32Array(allocated());
     // The dense layers draw first, network after network, then the visual encoders; biases and
     // log_sigma start at 0.
     for (const { body, head } of this.networks) {

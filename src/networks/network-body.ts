@@ -118,6 +118,24 @@ export class NetworkBody {
   }
 
   /**
+   * The encoding (hidden x count, feature-major) of the observations, `vectorRows` their vector
+   * values as encodeObservations() takes them; no memory. Call inside tf.tidy; with `keep`,
+   * backwardColumns() may follow in the same scope.
+   */
+  forwardColumns(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, source: ParameterSource, keep: boolean): tf.Tensor2D {
+    const rows = this.encodeObservations(observations, vectorRows, count, source, keep);
+    const columns = new Float32Array(this.inputWidth * count);
+    transposeInto(rows, count, this.inputWidth, columns);
+    return this.linearEncoder.forwardColumns(tf.tensor2d(columns, [this.inputWidth, count]), source, keep);
+  }
+
+  /** forwardColumns()'s backward from d loss / d encoding (hidden x count): writes the gradient of every block. */
+  backwardColumns(encodingGradient: tf.Tensor2D, source: ParameterSource): void {
+    const inputGradient = this.linearEncoder.backwardColumns(encodingGradient, source, this.encoders.length > 0);
+    if (inputGradient !== null) this.backwardEncoders(inputGradient, 'columns', source);
+  }
+
+  /**
    * Hands each visual encoder the gradient of its encoding, out of the gradient of the
    * LinearEncoder's input: count x inputWidth (`rows`) or inputWidth x count (`columns`).
    */

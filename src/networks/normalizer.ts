@@ -12,7 +12,14 @@ import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 /** Normalized values are clipped to [-NORMALIZED_CLIP, NORMALIZED_CLIP]. */
 export const NORMALIZED_CLIP = 5;
 
-export class RunningNormalizer {
+/** A normalizer's statistics, as they travel between threads. */
+export interface NormalizerState {
+  readonly steps: number;
+  readonly mean: Float64Array;
+  readonly variance: Float64Array;
+}
+
+export class RunningNormalizer implements NormalizerState {
   /** Observations seen, plus the one upstream starts with. */
   steps = 1;
   readonly mean: Float64Array;
@@ -76,12 +83,51 @@ export class RunningNormalizer {
     this.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
   }
 
-  copyFrom(other: RunningNormalizer): void {
-    if (other.size !== this.size) {
-      throw new Error(`Cannot copy a normalizer of ${other.size} features into one of ${this.size}.`);
+  copyFrom(other: NormalizerState): void {
+    if (other.mean.length !== this.size) {
+      throw new Error(`Cannot copy a normalizer of ${other.mean.length} features into one of ${this.size}.`);
     }
     this.steps = other.steps;
     this.mean.set(other.mean);
     this.variance.set(other.variance);
+  }
+
+  /** A copy of its statistics. */
+  state(): NormalizerState {
+    return { steps: this.steps, mean: this.mean.slice(), variance: this.variance.slice() };
+  }
+
+  /**
+   * The statistics of the observations update() added since `earlier` (its state() then), on
+   * their own: their count, mean and sum of squared deviations. Undoes the combination merge() does.
+   */
+  addedSince(earlier: NormalizerState): NormalizerState {
+    const added = this.steps - earlier.steps;
+    const mean = new Float64Array(this.size);
+    const variance = new Float64Array(this.size);
+    if (added > 0) {
+      for (let f = 0; f < this.size; f++) {
+        mean[f] = (this.steps * this.mean[f] - earlier.steps * earlier.mean[f]) / added;
+        const shift = mean[f] - earlier.mean[f];
+        variance[f] = this.variance[f] - earlier.variance[f] - ((earlier.steps * added) / this.steps) * shift * shift;
+      }
+    }
+    return { steps: added, mean, variance };
+  }
+
+  /**
+   * Adds observations described by their own statistics (another normalizer's addedSince()), as
+   * update() would have added them: the pairwise combination of Chan, Golub and LeVeque, which
+   * update() itself computes for a batch, so the order in which observations arrive does not matter.
+   */
+  merge(added: NormalizerState): void {
+    if (added.steps === 0) return;
+    const total = this.steps + added.steps;
+    for (let f = 0; f < this.size; f++) {
+      const shift = added.mean[f] - this.mean[f];
+      this.mean[f] += (shift * added.steps) / total;
+      this.variance[f] += added.variance[f] + ((shift * shift * this.steps * added.steps) / total);
+    }
+    this.steps = total;
   }
 }

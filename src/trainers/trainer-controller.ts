@@ -27,11 +27,10 @@ import { AgentManager } from './agent-processor';
 import { CheckpointRequest, loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from './checkpoints';
 import { EnvManager, LaunchOptions } from './env-manager';
 import { CurriculumProgress, EnvironmentParameterManager } from './environment-parameter-manager';
+import { HeapExhaustedError, HeapGuard } from './heap-guard';
 import type { Trainer } from './trainer';
 import { createTrainer } from './trainer-factory';
 import { BUILT_REWARD_SIGNALS } from './reward-signals/registry';
-
-/** The reward signal the trainers compute; the others (gail, curiosity, rnd) are not built yet. */
 
 /**
  * Refuses, naming the key, settings of features this trainer does not have yet, before any
@@ -46,7 +45,7 @@ export function checkFeaturesBuilt(options: RunOptions): void {
         throw configError(
           source,
           `${at}.reward_signals.${signal}`,
-          `the ${signal} reward signal is not built yet; only ${BUILT_REWARD_SIGNALS.join(' and ')} rewards are. Remove it to train here.`,
+          `the ${signal} reward signal is not built yet; only ${BUILT_REWARD_SIGNALS.join(', ')} rewards are. Remove it to train here.`,
         );
       }
     }
@@ -82,6 +81,7 @@ export class TrainerController {
   private readonly interruption = new AbortController();
   /** An error met outside the run's own calls (uncaught elsewhere in the process): it ends the run. */
   private fatalError: { error: unknown } | null = null;
+  private readonly heapGuard = new HeapGuard();
 
   constructor(private readonly run: TrainerControllerOptions) {
     this.logger = run.logger;
@@ -174,11 +174,12 @@ export class TrainerController {
       timers.time('trainer_advance', () => this.advanceTrainers());
       for (const { trainer } of this.trainers.values()) await trainer.waitUntilReady?.();
       await this.advanceLessons(envManager);
+      this.guardHeap();
     }
     // A trainer updating in a worker (threaded: true) may have an update in flight: the final models include it.
     for (const { trainer } of this.trainers.values()) await trainer.finishUpdate?.();
     if (this.fatalError !== null) {
-      this.logger.error(`${(this.fatalError.error as Error).message}: saving the models and closing the environments.`);
+      this.logger.error(`Saving the models and closing the environments after this error: ${(this.fatalError.error as Error).message}`);
     } else if (this.stopRequested) {
       this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
     }
@@ -206,6 +207,24 @@ export class TrainerController {
     await attempt(() => writeTimingTree(this.run.paths.runLogsDir, timers));
     await attempt(() => envManager?.close());
     return errors;
+  }
+
+  /**
+   * Ends the run as a failure while the models can still be saved, when the heap is about to run
+   * out: V8 would abort the process, saving nothing.
+   */
+  private guardHeap(): void {
+    const reading = this.heapGuard.check();
+    if (reading !== null) this.fail(new HeapExhaustedError(reading, this.describeStop()));
+  }
+
+  /** What ending the run now keeps, and where. */
+  private describeStop(): string {
+    const names = [...this.trainers.keys()];
+    if (names.length === 0) return 'The run stops here; no behavior has appeared yet, so there is no model to save.';
+    if (this.run.options.checkpoint_settings.inference) return 'The run stops here (an inference run saves no model).';
+    const files = names.map((name) => `${name}.onnx, and a checkpoint in ${name}${path.sep}`).join('; ');
+    return `The run stops here and saves its models in ${this.run.paths.runDir} (${files}).`;
   }
 
   /** No behavior seen yet, or one still below its max_steps. */

@@ -47,4 +47,29 @@ describe('RunningNormalizer', () => {
     expect([normalizer.steps, normalizer.mean[0], normalizer.variance[0]]).toEqual([other.steps, other.mean[0], other.variance[0]]);
     expect(() => normalizer.copyFrom(new RunningNormalizer(3))).toThrow('3 features into one of 1');
   });
+
+  it('addedSince() and merge(): observations seen on two copies combine as if one had seen them all, in any order', () => {
+    const batch = (seed: number, count: number) => Float32Array.from({ length: count * 2 }, (_, i) => Math.sin(seed * 7.1 + i * 1.3) * (3 + seed));
+    // One copy sees X then Y; another, from the state after X, sees Z: Y is carried over to it.
+    const worker = new RunningNormalizer(2);
+    worker.update(batch(1, 5), 5);
+    const shared = worker.state();
+    worker.update(batch(2, 7), 7);
+    const main = new RunningNormalizer(2);
+    main.copyFrom(shared);
+    main.update(batch(3, 4), 4);
+    main.merge(worker.addedSince(shared));
+
+    const alone = new RunningNormalizer(2);
+    for (const [seed, count] of [[1, 5], [3, 4], [2, 7]]) alone.update(batch(seed, count), count);
+    expect(main.steps).toBe(17);
+    for (let f = 0; f < 2; f++) {
+      expect(main.mean[f]).toBeCloseTo(alone.mean[f], 10);
+      expect(main.variance[f]).toBeCloseTo(alone.variance[f], 9);
+    }
+    // Nothing added merges as nothing.
+    const before = main.state();
+    main.merge(main.addedSince(main.state()));
+    expect(main.state()).toEqual(before);
+  });
 });

@@ -38,18 +38,6 @@ export interface ParameterSource {
   readonly version: number;
 }
 
-/** Hands out blocks one after another from offset 0; `blocks` lists them, `size` is the vector's length so far. */
-export class SequentialAllocator {
-  readonly blocks: ParameterBlock[] = [];
-  size = 0;
-  readonly allocate: ParameterAllocator = (name, shape) => {
-    const block = { name, offset: this.size, shape: [...shape] };
-    this.blocks.push(block);
-    this.size += sizeOf(shape);
-    return block;
-  };
-}
-
 /** A block's values as a tensor of its shape, for passes tfjs differentiates itself (Dense.forwardTraced). */
 export type TracedParameters = (block: ParameterBlock) => tf.Tensor;
 
@@ -96,4 +84,20 @@ export function blockValues(parameters: Float32Array, block: ParameterBlock): Fl
 /** Elements per sample of a shape. */
 export function sizeOf(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
+}
+
+/** Blocks laid one after another in a parameter vector of `size()` values (call it once every block is handed out). */
+export function sequentialAllocator(): { readonly allocate: ParameterAllocator; readonly blocks: ParameterBlock[]; size(): number } {
+  const blocks: ParameterBlock[] = [];
+  let size = 0;
+  return {
+    blocks,
+    allocate: (name, shape) => {
+      const block = { name, offset: size, shape: [...shape] };
+      blocks.push(block);
+      size += sizeOf(shape);
+      return block;
+    },
+    size: () => size,
+  };
 }

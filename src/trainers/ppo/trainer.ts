@@ -30,7 +30,7 @@ import { NonFiniteLossError } from '../non-finite-loss';
 import { PpoOptimizer } from './optimizer';
 import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
-import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, restoreOptimizerState } from './update-protocol';
+import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, providerNormalizers, restoreUpdatedState } from './update-protocol';
 import { PpoUpdateThread } from './update-thread';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
@@ -134,6 +134,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
       columns,
       normalizer: normalizer === null ? null : { steps: normalizer.steps, mean: normalizer.mean, variance: normalizer.variance },
       optimizerState: this.workerStateStale ? optimizerStateOf(this.optimizer) : null,
+      rewardSignalNormalizers: providerNormalizers(this.optimizer.rewardProviders),
     };
     this.workerStateStale = false;
     this.updateInFlight = this.updateThread.update(request, transfer).then(
@@ -159,7 +160,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     this.updateInFlight = null;
     if (reply instanceof Error) throw reply;
     if (reply.kind === 'nonFiniteLoss') throw this.behaviorLossError(new NonFiniteLossError(reply.message));
-    restoreOptimizerState(this.optimizer, reply.state);
+    restoreUpdatedState(this.optimizer, reply.state, reply.addedToNormalizers);
     this.reportUpdate(new Map(reply.means));
     return true;
   }

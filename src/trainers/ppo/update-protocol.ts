@@ -7,11 +7,18 @@
  * the worker answers with the updated parameters and Adam state, which the main thread copies
  * into the acting model. The main thread's own copy is sent along only when it changed outside
  * the worker (the first update, a restored checkpoint).
+ *
+ * A reward provider's normalizer is fed on both sides while an update runs: by evaluate() on
+ * the main thread's new trajectories and by update() in the worker. Each request carries the main
+ * thread's statistics; the reply carries what the worker's updates added to them, which the main
+ * thread merges into its own, so that the observations of both sides count, as without threads.
  */
 import type { BackendName } from '../../networks/backend';
 import type { ObservationSpec } from '../../env/behavior-spec';
 import { AgentBuffer } from '../buffer';
 import type { CheckpointArray } from '../../networks/checkpoint-file';
+import type { NormalizerState } from '../../networks/normalizer';
+import type { RewardProvider } from '../reward-signals/reward-provider';
 import { loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
 import { behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '../behavioral-cloning';
 import type { PpoOptimizer, PpoUpdateStats } from './optimizer';
@@ -64,10 +71,38 @@ export function restoreOptimizerState(optimizer: PpoOptimizer, state: OptimizerS
   loadBehavioralCloningStateArrays(optimizer.behavioralCloning, new Map(state.behavioralCloning));
 }
 
-export interface NormalizerState {
-  readonly steps: number;
-  readonly mean: Float64Array;
-  readonly variance: Float64Array;
+/** A copy of each reward provider's normalizer, by signal (providers without one are left out). */
+export function providerNormalizers(providers: ReadonlyMap<string, RewardProvider>): Array<[string, NormalizerState]> {
+  const states: Array<[string, NormalizerState]> = [];
+  for (const [signal, provider] of providers) if (provider.normalizer) states.push([signal, provider.normalizer.state()]);
+  return states;
+}
+
+/** Sets each reward provider's normalizer to the state given for its signal. */
+export function loadProviderNormalizers(providers: ReadonlyMap<string, RewardProvider>, states: ReadonlyArray<[string, NormalizerState]>): void {
+  for (const [signal, state] of states) normalizerOf(providers, signal).copyFrom(state);
+}
+
+/** The worker's side: what each normalizer gained since `before` (providerNormalizers() then). */
+export function normalizerAdditions(providers: ReadonlyMap<string, RewardProvider>, before: ReadonlyArray<[string, NormalizerState]>): Array<[string, NormalizerState]> {
+  return before.map(([signal, state]) => [signal, normalizerOf(providers, signal).addedSince(state)]);
+}
+
+/**
+ * The main thread's side: the worker's weights and Adam state replace its own, while each
+ * provider's normalizer keeps what this thread's evaluate() fed it and gains the worker's additions.
+ */
+export function restoreUpdatedState(optimizer: PpoOptimizer, state: OptimizerState, addedToNormalizers: ReadonlyArray<[string, NormalizerState]>): void {
+  const evaluated = providerNormalizers(optimizer.rewardProviders);
+  restoreOptimizerState(optimizer, state);
+  loadProviderNormalizers(optimizer.rewardProviders, evaluated);
+  for (const [signal, added] of addedToNormalizers) normalizerOf(optimizer.rewardProviders, signal).merge(added);
+}
+
+function normalizerOf(providers: ReadonlyMap<string, RewardProvider>, signal: string): NonNullable<RewardProvider['normalizer']> {
+  const normalizer = providers.get(signal)?.normalizer;
+  if (!normalizer) throw new Error(`The reward signal ${signal} has no normalizer on this side of the update worker.`);
+  return normalizer;
 }
 
 /** One buffer column: `data` holds its rows, one after another. */
@@ -84,10 +119,18 @@ export interface UpdateRequest {
   readonly normalizer: NormalizerState | null;
   /** The main thread's weights and Adam state, when the worker's copy is stale. */
   readonly optimizerState: OptimizerState | null;
+  /** The reward providers' normalizers on the main thread now, by signal. */
+  readonly rewardSignalNormalizers: ReadonlyArray<[string, NormalizerState]>;
 }
 
 export type UpdateReply =
-  | { readonly kind: 'updated'; readonly state: OptimizerState; readonly means: ReadonlyArray<[keyof PpoUpdateStats | string, number]> }
+  | {
+      readonly kind: 'updated';
+      readonly state: OptimizerState;
+      readonly means: ReadonlyArray<[keyof PpoUpdateStats | string, number]>;
+      /** By signal, the statistics of the observations the worker's updates fed its normalizer. */
+      readonly addedToNormalizers: ReadonlyArray<[string, NormalizerState]>;
+    }
   /** The optimizer's NonFiniteLossError message: nothing of the update reaches the acting model. */
   | { readonly kind: 'nonFiniteLoss'; readonly message: string };
 

@@ -10,7 +10,16 @@ import { SeededRandom } from '../../common/random';
 import { ActionSpec } from '../../env/behavior-spec';
 import { selectBackend } from '../../networks/backend';
 import { NonFiniteLossError } from '../non-finite-loss';
-import { UpdateReply, UpdateRequest, UpdateWorkerSetup, optimizerStateOf, restoreOptimizerState, unpackColumns } from './update-protocol';
+import {
+  UpdateReply,
+  UpdateRequest,
+  UpdateWorkerSetup,
+  loadProviderNormalizers,
+  normalizerAdditions,
+  optimizerStateOf,
+  restoreOptimizerState,
+  unpackColumns,
+} from './update-protocol';
 import { createPpoNetworks, updateOnBuffer } from './update';
 
 /** The main thread already said which backend runs and why; the worker says nothing. */
@@ -25,16 +34,13 @@ async function start(setup: UpdateWorkerSetup): Promise<(request: UpdateRequest)
 
   return (request) => {
     if (request.optimizerState !== null) restoreOptimizerState(optimizer, request.optimizerState);
-    if (request.normalizer !== null) {
-      const normalizer = model.normalizer!;
-      normalizer.steps = request.normalizer.steps;
-      normalizer.mean.set(request.normalizer.mean);
-      normalizer.variance.set(request.normalizer.variance);
-    }
+    if (request.normalizer !== null) model.normalizer!.copyFrom(request.normalizer);
+    loadProviderNormalizers(optimizer.rewardProviders, request.rewardSignalNormalizers);
     try {
       const buffer = unpackColumns(request.columns);
       const means = updateOnBuffer(optimizer, buffer, setup.settings.hyperparameters, () => random.next(), request.step);
-      return { kind: 'updated', state: optimizerStateOf(optimizer), means: [...means] };
+      const addedToNormalizers = normalizerAdditions(optimizer.rewardProviders, request.rewardSignalNormalizers);
+      return { kind: 'updated', state: optimizerStateOf(optimizer), means: [...means], addedToNormalizers };
     } catch (error) {
       if (error instanceof NonFiniteLossError) return { kind: 'nonFiniteLoss', message: error.message };
       throw error;

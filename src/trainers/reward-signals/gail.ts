@@ -36,7 +36,7 @@ import { Adam } from '../../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
 import { BodyInputLayout, isVisual, observationLabel } from '../../networks/encoders/body-input';
 import { Dense, TracedPass, linearLayer } from '../../networks/layers/dense';
-import { SequentialAllocator, type ParameterBlock, type TracedParameters } from '../../networks/layers/layer';
+import { sequentialAllocator, type ParameterBlock, type TracedParameters } from '../../networks/layers/layer';
 import { LinearEncoder } from '../../networks/layers/linear-encoder';
 import { NORMALIZED_CLIP, RunningNormalizer } from '../../networks/normalizer';
 import { tensorValues } from '../../networks/tensor-io';
@@ -145,9 +145,8 @@ export class GailRewardProvider implements RewardProvider {
     const actionWidth = this.useActions ? this.continuousSize + this.branches.reduce((a, b) => a + b, 0) + 1 : 0;
     this.inputWidth = this.layout.vectorWidth + actionWidth;
 
-    const allocator = new SequentialAllocator();
-    const { allocate } = allocator;
-    this.blocks = allocator.blocks;
+    const { allocate, blocks, size } = sequentialAllocator();
+    this.blocks = blocks;
     this.encoder = new LinearEncoder(allocate, 'gail.encoder', this.inputWidth, network.hidden_units, network.num_layers);
     this.bottleneck = settings.use_vail
       ? {
@@ -156,7 +155,7 @@ export class GailRewardProvider implements RewardProvider {
         }
       : null;
     this.estimator = linearLayer(allocate, 'gail.estimator', settings.use_vail ? Z_SIZE : network.hidden_units, 1, { kind: 'xavierUniform', gain: 0.2 });
-    this.parameters = new Float32Array(allocator.size);
+    this.parameters = new Float32Array(size());
     this.random = new SeededRandom(seed);
     this.encoder.initialize(this.parameters, this.random);
     if (this.bottleneck !== null) {
@@ -164,7 +163,7 @@ export class GailRewardProvider implements RewardProvider {
       this.parameters.fill(1, this.bottleneck.sigma.offset, this.bottleneck.sigma.offset + Z_SIZE);
     }
     this.estimator.initialize(this.parameters, this.random);
-    this.adam = new Adam(allocator.size);
+    this.adam = new Adam(size());
     this.normalizer = network.normalize ? new RunningNormalizer(this.layout.vectorWidth) : null;
     this.demonstrations = demonstrations ?? loadDemonstrations(settings.demo_path, 1, { spec, setting: 'reward_signals.gail.demo_path' }).buffer;
   }

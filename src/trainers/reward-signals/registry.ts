@@ -9,6 +9,7 @@ import type { RewardProvider } from './reward-provider';
 import { ExtrinsicRewardProvider } from './extrinsic';
 import { GailRewardProvider } from './gail';
 import { RndRewardProvider } from './rnd';
+import { CuriosityRewardProvider } from './curiosity';
 
 type Factory<K extends keyof RewardSignals> = (settings: NonNullable<RewardSignals[K]>, spec: BehaviorSpec, seed: number, logger: Logger | null) => RewardProvider;
 
@@ -16,6 +17,7 @@ const FACTORIES: { [K in keyof RewardSignals]?: Factory<K> } = {
   extrinsic: (settings) => new ExtrinsicRewardProvider(settings),
   rnd: (settings, spec, seed, logger) => new RndRewardProvider(settings, spec, seed, logger),
   gail: (settings, spec, seed, logger) => new GailRewardProvider(settings, spec, seed, logger),
+  curiosity: (settings, spec, seed, logger) => new CuriosityRewardProvider(settings, spec, seed, logger),
 };
 
 /** The signals createRewardProvider() builds. */

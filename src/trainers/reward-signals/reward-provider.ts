@@ -6,6 +6,7 @@
  * ./registry.ts.
  */
 import type { CheckpointArray } from '../../networks/checkpoint-file';
+import type { RunningNormalizer } from '../../networks/normalizer';
 import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from '../buffer';
 
 /** The experiences a provider reads: rows of the trajectory, update buffer or replay sample. */
@@ -19,6 +20,8 @@ export interface RewardBatch {
   readonly continuousActions?: Float32Array;
   readonly discreteActions?: Float32Array | Int32Array;
   readonly dones?: Float32Array;
+  /** 1 on experiences, 0 on the padding of recurrent sequences (upstream's masks); all 1 when absent. */
+  readonly masks?: Float32Array;
 }
 
 export interface RewardProvider {
@@ -33,6 +36,11 @@ export interface RewardProvider {
   readonly ignoreDone: boolean;
   /** Whether update() trains anything (the extrinsic signal does not). */
   readonly trains: boolean;
+  /**
+   * The observation normalizer that its passes feed (RND's: evaluate() and update() alike), if
+   * any. PPO's threaded updates merge what each thread's passes added (../ppo/update-protocol.ts).
+   */
+  readonly normalizer?: RunningNormalizer | null;
   /** The unscaled reward of each row (strength is applied by the trainer). */
   evaluate(batch: RewardBatch): Float32Array;
   /** One training step on a minibatch; the statistics under upstream's tags. */
@@ -83,6 +91,7 @@ export function rewardBatchOf(buffer: AgentBuffer): RewardBatch {
     continuousActions: optional(BufferKey.CONTINUOUS_ACTION),
     discreteActions: optional(BufferKey.DISCRETE_ACTION),
     dones: optional(BufferKey.DONE),
+    masks: optional(BufferKey.MASKS),
   };
 }
 

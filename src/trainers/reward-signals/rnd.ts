@@ -18,10 +18,10 @@ import { SeededRandom } from '../../common/random';
 import { Adam } from '../../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
 import { BodyInputLayout } from '../../networks/encoders/body-input';
-import { SequentialAllocator, type ParameterSource } from '../../networks/layers/layer';
+import { ParameterSource, sequentialAllocator } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
 import { RunningNormalizer } from '../../networks/normalizer';
-import { tensorValues, transposeInto } from '../../networks/tensor-io';
+import { tensorValues } from '../../networks/tensor-io';
 import type { RewardBatch, RewardProvider } from './reward-provider';
 
 /** Upstream's stat tag for the predictor's loss. */
@@ -35,10 +35,10 @@ class RndNetwork {
   private version = 0;
 
   constructor(name: string, layout: BodyInputLayout, network: NetworkSettings, random: SeededRandom) {
-    const allocator = new SequentialAllocator();
-    this.body = new NetworkBody(allocator.allocate, name, layout, network);
-    this.parameters = new Float32Array(allocator.size);
-    this.gradient = new Float32Array(allocator.size);
+    const { allocate, size } = sequentialAllocator();
+    this.body = new NetworkBody(allocate, name, layout, network);
+    this.parameters = new Float32Array(size());
+    this.gradient = new Float32Array(size());
     this.body.linearEncoder.initialize(this.parameters, random);
     for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
   }
@@ -53,19 +53,12 @@ class RndNetwork {
 
   /** The encoding, feature-major (hidden x count); call inside tf.tidy. With `keep`, backward() may follow. */
   forward(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): tf.Tensor2D {
-    const { body } = this;
-    const rows = body.encodeObservations(observations, vectorRows, count, this.source, keep);
-    const width = body.inputWidth;
-    const columns = new Float32Array(width * count);
-    transposeInto(rows, count, width, columns);
-    return body.linearEncoder.forwardColumns(tf.tensor2d(columns, [width, count]), this.source, keep);
+    return this.body.forwardColumns(observations, vectorRows, count, this.source, keep);
   }
 
   /** forward()'s backward from d loss / d encoding (hidden x count); fills `gradient`. */
   backward(encodingGradient: tf.Tensor2D): void {
-    const { body } = this;
-    const inputGradient = body.linearEncoder.backwardColumns(encodingGradient, this.source, body.encoders.length > 0);
-    if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', this.source);
+    this.body.backwardColumns(encodingGradient, this.source);
   }
 }
 

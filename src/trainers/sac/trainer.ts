@@ -276,5 +276,6 @@ function replayRewardBatch(rows: ReplayRows): RewardBatch {
     continuousActions: rows.continuousActions,
     discreteActions: rows.discreteActions,
     dones: rows.dones,
+    masks: rows.masks,
   };
 }

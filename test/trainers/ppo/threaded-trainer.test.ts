@@ -17,6 +17,8 @@ import { PpoTrainer, PpoTrainerSettings } from '../../../src/trainers/ppo/traine
 import { ModelPolicy } from '../../../src/trainers/rl-trainer-base';
 import { PpoUpdateThread, UpdateWorkerError } from '../../../src/trainers/ppo/update-thread';
 import { Trajectory } from '../../../src/trainers/trajectory';
+import { RndRewardProvider } from '../../../src/trainers/reward-signals/rnd';
+import { CuriosityRewardProvider } from '../../../src/trainers/reward-signals/curiosity';
 import { load } from '../../config/config-helpers';
 import { tempDir } from '../../helpers/paths';
 
@@ -28,23 +30,24 @@ const SPEC: BehaviorSpec = {
 };
 
 /** batch 4, buffer 8, 2 epochs: 9 experiences make 2 minibatches an epoch, 4 Adam steps an update. */
-function settings(threaded: boolean, memory = false): PpoTrainerSettings {
+function settings(threaded: boolean, memory = false, extra = ''): PpoTrainerSettings {
   const { options } = load(
     'behaviors:\n  B:\n    trainer_type: ppo\n' +
       '    hyperparameters: {batch_size: 4, buffer_size: 8, num_epoch: 2}\n' +
       `    network_settings: {num_layers: 1, hidden_units: 8, normalize: true${memory ? ', memory: {memory_size: 6, sequence_length: 2}' : ''}}\n` +
-      `    max_steps: 1000\n    threaded: ${threaded}\n`,
+      `    max_steps: 1000\n    threaded: ${threaded}\n` +
+      extra,
   );
   return settingsForBehavior(options, 'B', memoryLogger()) as PpoTrainerSettings;
 }
 
 const trainers: PpoTrainer[] = [];
 
-function trainer(threaded: boolean, memory = false): PpoTrainer {
+function trainer(threaded: boolean, memory = false, extra = ''): PpoTrainer {
   const created = new PpoTrainer({
     behaviorName: 'B',
     spec: SPEC,
-    settings: settings(threaded, memory),
+    settings: settings(threaded, memory, extra),
     stats: new StatsRegistry().reporter('B'),
     seed: 3,
   });
@@ -156,6 +159,42 @@ describe('PpoTrainer with threaded: true', () => {
     expect(threaded.model.parameters).toEqual(inline.model.parameters);
   });
 
+  it('with RND, no observation is lost: its normalizer keeps what evaluate() saw during the update and gains what the worker\'s updates saw', async () => {
+    const rnd = '    reward_signals:\n      extrinsic: {strength: 1.0}\n      rnd: {strength: 0.01, network_settings: {hidden_units: 8, normalize: true}}\n';
+    const threaded = trainer(true, false, rnd);
+    const inline = trainer(false, false, rnd);
+    const queues = new Map([threaded, inline].map((t) => [t, new AgentManagerQueue<ModelPolicy>('B')]));
+    feed([threaded, inline], inline, [[0, 1, 0, 0, 1], [1, 0, 0, 1]], queues);
+    // While the worker updates, the main thread evaluates 3 more experiences; the unthreaded
+    // trainer sees them after its update.
+    feed([threaded, inline], inline, [[0, 0, 1]], queues);
+    await threaded.finishUpdate();
+
+    const [ours, reference] = [threaded, inline].map((t) => t.optimizer.rewardProviders.get('rnd') as RndRewardProvider);
+    expect(ours.adam.step).toBe(4);
+    expect(ours.predictor.parameters).toEqual(reference.predictor.parameters);
+    // 1 initial step, 9 + 3 experiences evaluated, 2 epochs of 2 minibatches of 4 in the update.
+    expect(ours.normalizer!.steps).toBe(1 + 12 + 16);
+    expect(ours.normalizer!.steps).toBe(reference.normalizer!.steps);
+    for (let f = 0; f < 2; f++) {
+      expect(ours.normalizer!.mean[f]).toBeCloseTo(reference.normalizer!.mean[f], 10);
+      expect(ours.normalizer!.variance[f]).toBeCloseTo(reference.normalizer!.variance[f], 8);
+    }
+  });
+
+  it('with curiosity, the worker trains it on the buffer\'s next observations as the unthreaded trainer does', async () => {
+    const curiosity = '    reward_signals:\n      extrinsic: {strength: 1.0}\n      curiosity: {strength: 0.02, network_settings: {hidden_units: 8}}\n';
+    const threaded = trainer(true, false, curiosity);
+    const inline = trainer(false, false, curiosity);
+    const queues = new Map([threaded, inline].map((t) => [t, new AgentManagerQueue<ModelPolicy>('B')]));
+    feed([threaded, inline], inline, [[0, 1, 0, 0, 1], [1, 0, 0, 1]], queues);
+    await threaded.finishUpdate();
+    const [ours, reference] = [threaded, inline].map((t) => t.optimizer.rewardProviders.get('curiosity') as CuriosityRewardProvider);
+    expect(ours.adam.step).toBe(4);
+    expect(ours.parameters).toEqual(reference.parameters);
+    expect(ours.adam.secondMoment).toEqual(reference.adam.secondMoment);
+  });
+
   it('finishUpdate() waits for the update in flight and applies it', async () => {
     const threaded = trainer(true);
     const policies = new AgentManagerQueue<ModelPolicy>('B');
@@ -265,7 +304,7 @@ describe('PpoUpdateThread', () => {
       settings: settings(true),
       seed: 1,
     });
-    const request = { step: 0, columns: [], normalizer: null, optimizerState: null };
+    const request = { step: 0, columns: [], normalizer: null, optimizerState: null, rewardSignalNormalizers: [] };
     await expect(updater.update(request, [])).rejects.toThrow(UpdateWorkerError);
     await expect(updater.update(request, [])).rejects.toThrow(/^Behavior Crashing: the PPO update worker failed: /);
     await updater.close();

@@ -1,21 +1,24 @@
 /**
  * The reward providers (src/trainers/reward-signals): the registry, the extrinsic signal, and
- * RND: upstream's test_rnd behaviour (the reward falls on what is seen again and again), its
- * hand-derived predictor gradient against finite differences, and its checkpoint arrays.
+ * RND: upstream's test_rnd behaviour (the reward falls on what is seen again and again, vector
+ * observations and images), its hand-derived predictor gradient against finite differences, and
+ * its checkpoint arrays. Curiosity has its own file (./curiosity.test.ts).
  */
 import { SeededRandom } from '../../../src/common/random';
 import type { RNDSettings } from '../../../src/config/settings';
-import { ActionSpec } from '../../../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
 import { createRewardProvider, createRewardProviders, BUILT_REWARD_SIGNALS } from '../../../src/trainers/reward-signals/registry';
 import { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { RND_LOSS_TAG, RndRewardProvider } from '../../../src/trainers/reward-signals/rnd';
 import { settingsForBehavior } from '../../../src/config';
 import { memoryLogger } from '../../../src/common/logger';
+import { selectBackend } from '../../../src/networks/backend';
 import { createPpoNetworks } from '../../../src/trainers/ppo/update';
 import type { PpoTrainerSettings } from '../../../src/trainers/ppo/trainer';
 import { load } from '../../config/config-helpers';
-import { centralDifference } from '../../helpers/finite-differences';
-import { behavior, network, observations } from '../../networks/model-fixtures';
+import { centralDifference, directionalDifference } from '../../helpers/finite-differences';
+import { behavior, network, observations, vectorObservation, visualObservation } from '../../networks/model-fixtures';
+import { blockValues } from '../../../src/networks/layers/layer';
 
 const spec = behavior([6, 4], new ActionSpec(2, []));
 
@@ -38,9 +41,13 @@ function mean(values: Float32Array): number {
   return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
+
 describe('the reward-provider registry', () => {
-  it('builds extrinsic, rnd and gail by their reward_signals keys, in order', () => {
-    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd', 'gail']);
+  it('builds extrinsic, rnd, curiosity and gail by their reward_signals keys, in order', () => {
+    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd', 'gail', 'curiosity']);
     const providers = createRewardProviders({ extrinsic: { gamma: 0.99, strength: 1, network_settings: network() }, rnd: rndSettings() }, spec, 1);
     expect([...providers.keys()]).toEqual(['extrinsic', 'rnd']);
     expect(providers.get('extrinsic')!.name).toBe('Extrinsic');
@@ -50,7 +57,7 @@ describe('the reward-provider registry', () => {
   });
 
   it('refuses a signal it does not build, naming it', () => {
-    expect(() => createRewardProvider('curiosity', { ...rndSettings() }, spec, 1)).toThrow(/curiosity/);
+    expect(() => createRewardProvider('gail', { ...rndSettings(), use_actions: false, use_vail: false, demo_path: 'x.demo' }, spec, 1)).toThrow(/gail/);
   });
 });
 
@@ -94,6 +101,36 @@ describe('the RND reward provider', () => {
       const index = Math.floor(random.next() * parameters.length);
       const numeric = centralDifference(parameters, index, 1e-2, () => provider.lossAndGradient(batch).loss, () => provider.predictor.parametersChanged());
       expect(analytic[index]).toBeCloseTo(numeric, 2);
+    }
+  });
+
+  it('with a camera: its reward falls on images seen again and again, and its gradient reaches the image encoder', () => {
+    const camera: BehaviorSpec = { observationSpecs: [visualObservation(3, 20, 20), vectorObservation(4)], actionSpec: new ActionSpec(1, []) };
+    const imageBatch = (count: number, seed: number): RewardBatch => ({
+      count,
+      observations: observations(camera, count, new SeededRandom(seed)),
+      environmentRewards: new Float32Array(count),
+    });
+    const provider = new RndRewardProvider(rndSettings({ learning_rate: 3e-3 }, true), camera, 3);
+    expect(provider.predictor.body.encoders).toHaveLength(1);
+    const seen = imageBatch(16, 10);
+    const unseen = imageBatch(16, 11);
+    const before = mean(provider.evaluate(seen));
+    for (let i = 0; i < 60; i++) provider.update(seen);
+    const after = mean(provider.evaluate(seen));
+    expect(after).toBeLessThan(before / 2);
+    expect(mean(provider.evaluate(unseen))).toBeGreaterThan(after);
+
+    // The predictor's gradient in every block of its image encoder (see directionalDifference).
+    const batch = imageBatch(6, 12);
+    const analytic = provider.lossAndGradient(batch).gradient.slice();
+    const lossAt = () => provider.lossAndGradient(batch).loss;
+    for (const block of provider.predictor.body.encoders[0].blocks) {
+      const blockGradient = blockValues(analytic, block);
+      const norm = Math.hypot(...blockGradient);
+      expect(norm).toBeGreaterThan(0);
+      const numeric = directionalDifference(blockValues(provider.predictor.parameters, block), blockGradient.map((g) => g / norm), 1e-3, lossAt, () => provider.predictor.parametersChanged());
+      expect(Math.abs(numeric - norm)).toBeLessThan(0.05 * norm);
     }
   });
 

@@ -1,9 +1,11 @@
 /**
- * One SAC update against Unity ML-Agents' own: fixtures/upstream-hybrid-update.json holds what
- * upstream's TorchSACOptimizer.update (release_21, torch) did on a hybrid behavior (one vector
- * observation, one continuous action, one branch of 2, a 1 x 16 network), from its weights, an
- * 8-row minibatch and fixed reparameterization noise. Ours, loaded with the same weights and fed
- * the same rows and noise, must report the same four losses and the same gradients.
+ * One SAC update against Unity ML-Agents' own: each fixture holds what upstream's
+ * TorchSACOptimizer.update (release_21, torch) did on a hybrid behavior (one vector observation,
+ * one continuous action, one branch of 2, a 1 x 16 network), from its weights, an 8-row minibatch
+ * and fixed reparameterization noise: upstream-hybrid-update.json without memory,
+ * upstream-hybrid-recurrent-update.json with memory (memory_size 16, two sequences of 4, the last
+ * two rows padding). Ours, loaded with the same weights and fed the same rows, memories and noise,
+ * must report the same four losses and the same gradients.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -17,17 +19,24 @@ import { SacOptimizer } from '../../../src/trainers/sac/optimizer';
 interface Fixture {
   before: Record<'actor' | 'critic' | 'target' | 'q1' | 'q2', Record<string, number[]>>;
   logEntCoef: { discrete: number[]; continuous: number[] };
-  batch: Record<'obs' | 'next_obs' | 'continuous' | 'discrete' | 'rewards' | 'dones' | 'eps', number[]>;
+  batch: Record<'obs' | 'next_obs' | 'continuous' | 'discrete' | 'rewards' | 'dones' | 'eps', number[]> & {
+    /** With memory: each row's memories and critic memories (memory_size each), its mask, and the sequence length. */
+    memories?: number[];
+    critic_memories?: number[];
+    masks?: number[];
+    sequence_length?: number;
+  };
   losses: Record<string, number>;
   gradients: Record<'actor' | 'critic' | 'q1' | 'q2', Record<string, number[]>> & { log_ent_coef: { discrete: number[]; continuous: number[] } };
 }
 
-const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'upstream-hybrid-update.json'), 'utf8')) as Fixture;
+const readFixture = (name: string) => JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', name), 'utf8')) as Fixture;
 
 /** Upstream's module names for our blocks: a body's layer, the actor's heads, the value heads. */
 function torchName(block: string): string {
   return block
     .replace(/^(actor|critic|body)\.layers\.0\./, 'network_body._body_endoder.seq_layers.0.')
+    .replace(/^(actor|critic|body)\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$2_l0')
     .replace(/^actor\.(mu|log_sigma)\./, 'action_model._continuous_distribution.$1.')
     .replace(/^actor\.branches\./, 'action_model._discrete_distribution.branches.')
     .replace(/^critic\.value_heads\.extrinsic\./, 'value_heads.value_heads.extrinsic.')
@@ -55,12 +64,18 @@ beforeAll(async () => {
 });
 
 describe("SAC's update against upstream's", () => {
-  it('gives upstream\'s losses and gradients on the same weights, minibatch and noise (hybrid actions)', () => {
+  it.each([
+    ['hybrid actions', 'upstream-hybrid-update.json'],
+    ['hybrid actions with memory', 'upstream-hybrid-recurrent-update.json'],
+  ])("gives upstream's losses and gradients on the same weights, minibatch and noise (%s)", (_, name) => {
+    const fixture = readFixture(name);
+    const sequenceLength = fixture.batch.sequence_length;
+    const memory = sequenceLength === undefined ? null : { memory_size: fixture.batch.memories!.length / fixture.batch.obs.length, sequence_length: sequenceLength };
     const spec: BehaviorSpec = {
       observationSpecs: [{ shape: [1], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'obs' }],
       actionSpec: new ActionSpec(1, [2]),
     };
-    const network = { normalize: false, hidden_units: 16, num_layers: 1, vis_encode_type: 'simple' as const, memory: null, goal_conditioning_type: 'hyper' as const, deterministic: false };
+    const network = { normalize: false, hidden_units: 16, num_layers: 1, vis_encode_type: 'simple' as const, memory, goal_conditioning_type: 'hyper' as const, deterministic: false };
     const model = new ActorCritic(spec, { network, rewardSignals: ['extrinsic'], sharedCritic: false, seed: 1, conditionalSigma: true, tanhSquash: true });
     const optimizer = new SacOptimizer(model, spec, {
       hyperparameters: { learning_rate: 5e-3, learning_rate_schedule: 'constant', tau: 0.01, init_entcoef: 0.01 },
@@ -92,6 +107,13 @@ describe("SAC's update against upstream's", () => {
       actionMasks: new Float32Array(2 * n).fill(1),
       rewards: Float32Array.from(fixture.batch.rewards),
       dones: Float32Array.from(fixture.batch.dones),
+      ...(memory === null
+        ? {}
+        : {
+            memories: Float32Array.from(fixture.batch.memories!),
+            criticMemories: Float32Array.from(fixture.batch.critic_memories!),
+            masks: Float32Array.from(fixture.batch.masks!),
+          }),
     });
     expect(noise).toEqual([]);
     expect(result.policyLoss).toBeCloseTo(fixture.losses['Losses/Policy Loss'], 5);
