@@ -30,7 +30,6 @@ import { CurriculumProgress, EnvironmentParameterManager } from './environment-p
 import { HeapExhaustedError, HeapGuard } from './heap-guard';
 import type { Trainer } from './trainer';
 import { createTrainer } from './trainer-factory';
-import { BUILT_REWARD_SIGNALS } from './reward-signals/registry';
 
 /**
  * Refuses, naming the key, settings of features this trainer does not have yet, before any
@@ -40,15 +39,6 @@ export function checkFeaturesBuilt(options: RunOptions): void {
   const source = optionsSource(options);
   for (const [at, settings] of namedTrainerSettings(options)) {
     if (settings === null) continue;
-    for (const signal of Object.keys(settings.reward_signals)) {
-      if (!BUILT_REWARD_SIGNALS.includes(signal)) {
-        throw configError(
-          source,
-          `${at}.reward_signals.${signal}`,
-          `the ${signal} reward signal is not built yet; only ${BUILT_REWARD_SIGNALS.join(', ')} rewards are. Remove it to train here.`,
-        );
-      }
-    }
     if (settings.self_play !== null) {
       throw configError(source, `${at}.self_play`, 'self-play is not built yet: remove this section.');
     }
