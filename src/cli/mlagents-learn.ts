@@ -18,6 +18,7 @@ import { backendForTorchDevice, selectBackend } from '../networks/backend';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 import { BehaviorProgress, ProgressDisplay } from '../stats/progress-display';
 import { TrainerController, checkFeaturesBuilt } from '../trainers/trainer-controller';
+import { resolveDemonstrationPaths } from '../trainers/demonstrations';
 
 export interface LearnOptions {
   /** Where relative paths (the config file, results_dir, --env) are taken from. */
@@ -50,6 +51,8 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   warnIfOpenToNetwork(options.extras.bind_address, logger);
   const paths = resolveRunPaths(options, cwd);
   checkRunDirectory(options, cwd);
+  // The trainers read the demonstrations from cwd; configuration.yaml keeps the paths as written, as upstream's.
+  const trainingOptions = resolveDemonstrationPaths(options, cwd);
   fs.mkdirSync(paths.runLogsDir, { recursive: true });
   writeFileWhole(paths.configurationFile, toResolvedYaml(options));
 
@@ -61,7 +64,7 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   const seed = env.seed === -1 ? Math.floor(Math.random() * 10000) : env.seed;
   const executable = executablePath(options, cwd);
   const controller = new TrainerController({
-    options,
+    options: trainingOptions,
     paths,
     seed,
     logger,

@@ -376,27 +376,32 @@ export class ActorCritic {
    * One forward and backward pass over a training batch: runs the networks, lets `loss` read the
    * head outputs and add the loss's gradient with respect to them, and returns what `loss`
    * returned with the gradient with respect to `parameters` (same layout; the array is reused by
-   * the next call).
+   * the next call). With `actorOnly`, a separate critic is left out (its values come empty, its
+   * gradient is 0): behavioral cloning's loss reads the actor alone.
    */
   computeGradient<T>(
     observations: readonly Float32Array[],
     count: number,
     loss: (outputs: HeadOutputs, gradients: HeadGradients) => T,
     sequences?: SequenceMemories,
+    actorOnly = false,
   ): { gradient: Float32Array; loss: T } {
     if (this.memorySize > 0 && sequences === undefined) {
       throw new Error('A model with memory trains on whole sequences: computeGradient() needs their memories.');
     }
     const gradient = this.gradient;
+    const networks = actorOnly ? this.networks.slice(0, 1) : this.networks;
+    // The backward passes overwrite their own blocks only: the critic's would keep the last call's.
+    if (networks.length < this.networks.length) gradient.fill(0);
     let value!: T;
     tf.tidy(() => {
       const source = this.parameterSource;
       const vectorRows = this.normalizedInputs(observations, count);
-      const rows = this.networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, true));
+      const rows = networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, true));
       // Networks without encoders share one input: transposed and uploaded once.
       const rowTensors = new Map<Float32Array, tf.Tensor2D>();
       const columnTensors = new Map<Float32Array, tf.Tensor2D>();
-      const outputs = this.networks.map(({ body, head }, g) => {
+      const outputs = networks.map(({ body, head }, g) => {
         let columns = columnTensors.get(rows[g]);
         if (columns === undefined) {
           const scratch = rows[g] === vectorRows ? this.inputColumns : new Float32Array(count * this.inputSize);
@@ -410,11 +415,11 @@ export class ActorCritic {
         return head.forwardOutputColumns(recurred, source, true);
       });
 
-      const outputGradients = this.networks.map(({ head }) => new Float32Array(head.outputs * count));
+      const outputGradients = networks.map(({ head }) => new Float32Array(head.outputs * count));
       const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
       value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
 
-      this.networks.forEach(({ body, head }, g) => {
+      networks.forEach(({ body, head }, g) => {
         const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
         // Below the first layer, only the visual encoders need the gradient.
         const needInput = body.encoders.length > 0;
@@ -454,13 +459,7 @@ export class ActorCritic {
 
   /** Weights and normalization statistics, for a checkpoint. */
   stateArrays(): Map<string, CheckpointArray> {
-    const arrays = new Map<string, CheckpointArray>([['parameters', this.parameters]]);
-    if (this.normalizer !== null) {
-      arrays.set('normalizer.mean', this.normalizer.mean);
-      arrays.set('normalizer.variance', this.normalizer.variance);
-      arrays.set('normalizer.steps', new Float64Array([this.normalizer.steps]));
-    }
-    return arrays;
+    return new Map<string, CheckpointArray>([['parameters', this.parameters], ...(this.normalizer?.stateArrays() ?? [])]);
   }
 
   /** Restores stateArrays(); refuses, naming the difference, arrays of another architecture. */
@@ -473,11 +472,7 @@ export class ActorCritic {
       );
     }
     this.parameters.set(requireCheckpointArray(arrays, 'parameters', this.parameters.length));
-    if (this.normalizer !== null) {
-      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.vectorSize));
-      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.vectorSize));
-      this.normalizer.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
-    }
+    this.normalizer?.loadStateArrays(arrays);
     this.parametersChanged();
   }
 
@@ -558,20 +553,22 @@ export class ActorCritic {
   }
 
   /** Splits per-network head arrays (feature-major) into the named parts (views, no copies). */
+  /** The heads' outputs of the networks that ran (`perNetwork`): without the critic, no values. */
   private headView(perNetwork: Float32Array[], logStd: Float32Array, count: number): HeadOutputs {
     const continuous = this.actionSpec.continuousSize;
     const { logitStart, logitRows } = this.actionModel;
     const actor = perNetwork[0];
     const valueNetwork = this.networks[this.networks.length - 1];
-    const valueArray = perNetwork[perNetwork.length - 1];
+    const valueArray = perNetwork.length === this.networks.length ? perNetwork[perNetwork.length - 1] : null;
     return {
       count,
       means: actor.subarray(0, continuous * count),
       logStd: this.conditionalSigma ? actor.subarray(continuous * count, logitStart * count) : logStd,
       logits: actor.subarray(logitStart * count, (logitStart + logitRows) * count),
-      values: this.rewardSignals.map((_, s) =>
-        valueArray.subarray((valueNetwork.valueRow + s) * count, (valueNetwork.valueRow + s + 1) * count),
-      ),
+      values:
+        valueArray === null
+          ? []
+          : this.rewardSignals.map((_, s) => valueArray.subarray((valueNetwork.valueRow + s) * count, (valueNetwork.valueRow + s + 1) * count)),
     };
   }
 

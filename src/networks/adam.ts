@@ -37,6 +37,16 @@ export class Adam {
     this.step = step;
   }
 
+  /** stateArrays(prefix) and the step count as <prefix>.step: everything a provider's own Adam needs back. */
+  stateArraysWithStep(prefix: string): Array<[string, CheckpointArray]> {
+    return [...this.stateArrays(prefix), [`${prefix}.step`, new Float64Array([this.step])]];
+  }
+
+  /** Restores stateArraysWithStep(prefix). */
+  loadStateArraysWithStep(prefix: string, arrays: ReadonlyMap<string, CheckpointArray>): void {
+    this.loadStateArrays(prefix, arrays, requireCheckpointArray(arrays, `${prefix}.step`, 1)[0]);
+  }
+
   /** parameters -= learningRate * m_hat / (sqrt(v_hat) + epsilon), in place. */
   apply(parameters: Float32Array, gradient: Float32Array, learningRate: number): void {
     this.step++;

@@ -13,7 +13,7 @@
  * Format 1, written before checksums, is the same without the last 4 bytes; it is still read
  * (without a check). A reader needs nothing but this description (Python: json + numpy.frombuffer).
  */
-import { crc32c } from '@aws-crypto/crc32c';
+import { crc32c } from '../common/crc32c';
 import * as fs from 'fs';
 
 const MAGIC = 'MLTSCKPT';

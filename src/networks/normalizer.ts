@@ -7,6 +7,8 @@
  * The statistics start as upstream's do: steps 1, mean 0, variance 1. They are kept in float64,
  * so that millions of steps do not wear away their precision.
  */
+import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
+
 /** Normalized values are clipped to [-NORMALIZED_CLIP, NORMALIZED_CLIP]. */
 export const NORMALIZED_CLIP = 5;
 
@@ -63,6 +65,22 @@ export class RunningNormalizer implements NormalizerState {
       for (let f = 0; f < size; f++) rows[i * size + f] = this.normalize(rows[i * size + f], f);
     }
     return rows;
+  }
+
+  /** Its statistics as checkpoint arrays: normalizer.mean, normalizer.variance, normalizer.steps. */
+  stateArrays(): Array<[string, CheckpointArray]> {
+    return [
+      ['normalizer.mean', this.mean],
+      ['normalizer.variance', this.variance],
+      ['normalizer.steps', new Float64Array([this.steps])],
+    ];
+  }
+
+  /** Restores stateArrays(); a missing or misshapen array throws, naming it. */
+  loadStateArrays(arrays: ReadonlyMap<string, CheckpointArray>): void {
+    this.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.size));
+    this.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.size));
+    this.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
   }
 
   copyFrom(other: NormalizerState): void {

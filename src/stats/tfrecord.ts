@@ -6,7 +6,7 @@
  * TensorFlow masks its CRCs (rotate right by 15, add a constant) because a CRC over data that
  * itself holds CRCs is weak; readers must apply the same mask.
  */
-import { crc32c } from '@aws-crypto/crc32c';
+import { crc32c } from '../common/crc32c';
 
 const LENGTH_BYTES = 8;
 const CRC_BYTES = 4;

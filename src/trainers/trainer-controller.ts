@@ -27,9 +27,9 @@ import { AgentManager } from './agent-processor';
 import { CheckpointRequest, loadLatestCheckpoint, saveCheckpoint, saveFinalCheckpoint } from './checkpoints';
 import { EnvManager, LaunchOptions } from './env-manager';
 import { CurriculumProgress, EnvironmentParameterManager } from './environment-parameter-manager';
+import { HeapExhaustedError, HeapGuard } from './heap-guard';
 import type { Trainer } from './trainer';
 import { createTrainer } from './trainer-factory';
-import { BUILT_REWARD_SIGNALS } from './reward-signals/registry';
 
 /**
  * Refuses, naming the key, settings of features this trainer does not have yet, before any
@@ -39,18 +39,6 @@ export function checkFeaturesBuilt(options: RunOptions): void {
   const source = optionsSource(options);
   for (const [at, settings] of namedTrainerSettings(options)) {
     if (settings === null) continue;
-    for (const signal of Object.keys(settings.reward_signals)) {
-      if (!BUILT_REWARD_SIGNALS.includes(signal)) {
-        throw configError(
-          source,
-          `${at}.reward_signals.${signal}`,
-          `the ${signal} reward signal is not built yet; only ${BUILT_REWARD_SIGNALS.join(', ')} rewards are. Remove it to train here.`,
-        );
-      }
-    }
-    if (settings.behavioral_cloning !== null) {
-      throw configError(source, `${at}.behavioral_cloning`, 'behavioral cloning is not built yet: remove this section.');
-    }
     if (settings.self_play !== null) {
       throw configError(source, `${at}.self_play`, 'self-play is not built yet: remove this section.');
     }
@@ -83,6 +71,7 @@ export class TrainerController {
   private readonly interruption = new AbortController();
   /** An error met outside the run's own calls (uncaught elsewhere in the process): it ends the run. */
   private fatalError: { error: unknown } | null = null;
+  private readonly heapGuard = new HeapGuard();
 
   constructor(private readonly run: TrainerControllerOptions) {
     this.logger = run.logger;
@@ -175,11 +164,12 @@ export class TrainerController {
       timers.time('trainer_advance', () => this.advanceTrainers());
       for (const { trainer } of this.trainers.values()) await trainer.waitUntilReady?.();
       await this.advanceLessons(envManager);
+      this.guardHeap();
     }
     // A trainer updating in a worker (threaded: true) may have an update in flight: the final models include it.
     for (const { trainer } of this.trainers.values()) await trainer.finishUpdate?.();
     if (this.fatalError !== null) {
-      this.logger.error(`${(this.fatalError.error as Error).message}: saving the models and closing the environments.`);
+      this.logger.error(`Saving the models and closing the environments after this error: ${(this.fatalError.error as Error).message}`);
     } else if (this.stopRequested) {
       this.logger.info(inference ? 'Inference stopped.' : 'Training stopped by a signal: saving the models.');
     }
@@ -207,6 +197,24 @@ export class TrainerController {
     await attempt(() => writeTimingTree(this.run.paths.runLogsDir, timers));
     await attempt(() => envManager?.close());
     return errors;
+  }
+
+  /**
+   * Ends the run as a failure while the models can still be saved, when the heap is about to run
+   * out: V8 would abort the process, saving nothing.
+   */
+  private guardHeap(): void {
+    const reading = this.heapGuard.check();
+    if (reading !== null) this.fail(new HeapExhaustedError(reading, this.describeStop()));
+  }
+
+  /** What ending the run now keeps, and where. */
+  private describeStop(): string {
+    const names = [...this.trainers.keys()];
+    if (names.length === 0) return 'The run stops here; no behavior has appeared yet, so there is no model to save.';
+    if (this.run.options.checkpoint_settings.inference) return 'The run stops here (an inference run saves no model).';
+    const files = names.map((name) => `${name}.onnx, and a checkpoint in ${name}${path.sep}`).join('; ');
+    return `The run stops here and saves its models in ${this.run.paths.runDir} (${files}).`;
   }
 
   /** No behavior seen yet, or one still below its max_steps. */

@@ -6,24 +6,10 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { readProcessStats } from '../../src/communicator/launcher';
 import { ROOT, freePort, tempDir } from '../helpers/paths';
+import { processesWith } from '../helpers/processes';
 
 const CLI = path.join(ROOT, 'dist', 'cli', 'mlagents-learn.js');
-
-/** The pids of live processes whose command line holds `text`. */
-function processesWith(text: string): number[] {
-  return (readProcessStats() ?? [])
-    .filter((p) => p.state !== 'Z' && p.state !== 'X')
-    .filter((p) => {
-      try {
-        return fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0').join(' ').includes(text);
-      } catch {
-        return false;
-      }
-    })
-    .map((p) => p.pid);
-}
 
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 /**
  * A PPO run with the extrinsic and RND reward signals on SimpleGoal: RND trains beside the
- * policy and its statistics reach TensorBoard under upstream's tags; gail stays refused.
+ * policy and its statistics reach TensorBoard under upstream's tags.
  */
 import * as path from 'path';
 import { memoryLogger } from '../../src/common/logger';
@@ -89,9 +89,4 @@ describe('mlagents-learn with the RND reward signal', () => {
     const tags = new Set(events.flatMap((e) => (e.summary?.value ?? []).map((v) => v.tag)));
     expect(tags).toContain('Losses/RND Loss');
   }, 60000);
-
-  it('still refuses gail, naming the key', async () => {
-    writeSimplePpoConfig(cwd, 400, '    reward_signals:\n      gail:\n        demo_path: expert.demo\n');
-    await expect(learn(await simpleGoalArgs('imitating'), { cwd, logger: memoryLogger() })).rejects.toThrow(/gail reward signal is not built yet/);
-  }, 30000);
 });

@@ -161,7 +161,7 @@ describe('mlagents-learn refuses what it cannot do, before any environment start
   });
 
   it.each([
-    ['reward signals other than extrinsic', '    reward_signals:\n      curiosity:\n        strength: 0.02\n', 'behaviors.1D.reward_signals.curiosity'],
+    ['self-play', '    self_play:\n      window: 10\n', 'behaviors.1D.self_play'],
   ])('refuses %s, naming the key', async (_what, yamlText, keyPath) => {
     const cwd = tempDir('learn-not-built');
     fs.writeFileSync(path.join(cwd, 'config.yaml'), `behaviors:\n  1D:\n    trainer_type: ppo\n${yamlText}`);

@@ -9,6 +9,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as YAML from 'yaml';
+import { execFileSync } from 'child_process';
+import { builtinExecutable } from '../../src/sims/builtin';
 import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { tempDir } from '../helpers/paths';
@@ -28,7 +30,18 @@ export interface UpstreamCase {
   readonly threshold: number;
   /** Upstream's training_seed where the case names one. */
   readonly seed?: number;
+  /**
+   * test_gail: SimpleGoal's solved policy (its heuristic) first records this many steps to
+   * demos/1D.demo, with these options (upstream's RecordEnvironment, n_demos).
+   */
+  readonly demonstration?: { readonly records: number; readonly envArgs: readonly string[] };
+  /** The behavior's reward_signals and behavioral_cloning, where the case sets them. */
+  readonly rewardSignals?: Readonly<Record<string, unknown>>;
+  readonly behavioralCloning?: Readonly<Record<string, unknown>>;
 }
+
+/** Where a case's recorded demonstration goes, relative to its run's folder. */
+const DEMO_PATH = 'demos/1D.demo';
 
 /** upstream's ppo_dummy_config() and sac_dummy_config() (dummy_config.py). */
 const DUMMY_CONFIGS = {
@@ -185,6 +198,23 @@ function cases(): UpstreamCase[] {
       });
     }
   }
+  // test_simple_rl.py, test_gail: GAIL alone (no extrinsic reward) with behavioral cloning.
+  // Upstream builds GAILSettings(encoding_size=32) directly, past the hook that turns
+  // encoding_size into hidden_units, so its discriminator has NetworkSettings' default 2 x 128.
+  for (const trainer of ['ppo', 'sac'] as const) {
+    for (const a of oneD) {
+      list.push({
+        name: `test_gail[${trainer}-${pyActions(a)}]`,
+        trainer,
+        maxSteps: 500,
+        envArgs: [...actions(a), '--step-size', '0.2'],
+        threshold: 0.9,
+        demonstration: { records: 100, envArgs: [...actions(a), '--step-size', '0.2'] },
+        rewardSignals: { gail: { demo_path: DEMO_PATH } },
+        behavioralCloning: { demo_path: DEMO_PATH, steps: 1000 },
+      });
+    }
+  }
   // test_hybrid.py
   for (const a of hybrid) {
     list.push({
@@ -269,16 +299,33 @@ export function caseConfiguration(c: UpstreamCase): string {
     network_settings: { ...base.network_settings, ...c.network },
     summary_freq: c.summaryFreq ?? base.summary_freq,
     max_steps: c.maxSteps,
+    ...(c.rewardSignals === undefined ? {} : { reward_signals: c.rewardSignals }),
+    ...(c.behavioralCloning === undefined ? {} : { behavioral_cloning: c.behavioralCloning }),
   };
   return YAML.stringify({ behaviors: { '1D': behavior } });
 }
 
-/** Trains a case over real gRPC against SimpleGoal; returns the mean of its last 5 episode rewards. */
-export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1): Promise<number> {
-  const runId = c.name.replace(/[^A-Za-z0-9_-]+/g, '_');
-  const cwd = tempDir(`upstream-${runId}`);
+/** A case's run id: its name with what a folder name cannot hold replaced. */
+export function caseRunId(c: UpstreamCase): string {
+  return c.name.replace(/[^A-Za-z0-9_-]+/g, '_');
+}
+
+/**
+ * Trains a case over real gRPC against SimpleGoal, its results under `cwd` (results/<caseRunId>);
+ * returns the mean of its last 5 episode rewards.
+ */
+export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd = tempDir(`upstream-${caseRunId(c)}`)): Promise<number> {
+  const runId = caseRunId(c);
   fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration(c));
+  if (c.demonstration !== undefined) recordDemonstration(path.join(cwd, DEMO_PATH), c.demonstration, seed);
   const args = await simpleGoalArgs(runId, `--seed=${seed}`, '--env-args', ...c.envArgs);
   const controller = await learn(args, { cwd, logger: memoryLogger() });
   return meanOfLastFive(controller.behaviorTrainers.get('1D')!.episodeRewards);
+}
+
+/** SimpleGoal's solved policy (its heuristic) recorded to `file` by the built-in environment itself. */
+export function recordDemonstration(file: string, demonstration: NonNullable<UpstreamCase['demonstration']>, seed: number): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const args = ['--heuristic', '--record', file, '--record-steps', String(demonstration.records), '--steps', String(10 * demonstration.records), '--seed', String(seed)];
+  execFileSync(process.execPath, [builtinExecutable('SimpleGoal'), ...args, ...demonstration.envArgs], { stdio: 'pipe' });
 }

@@ -8,7 +8,8 @@
  * on their body's encoding, as upstream's separate heads would, at the cost of one product.
  * Their weights are one contiguous out x in matrix (part after part), their biases one vector.
  *
- * The same arithmetic runs three ways, each where it is fastest (measured on the wasm backend):
+ * The same arithmetic runs three ways, each where it is fastest (measured on the wasm backend),
+ * and a fourth for tfjs's autodiff (traced, below):
  *  - rows (the Layer interface): batch first, with tfjs; acting, and SAC's Q networks.
  *  - columns: feature-major (features x samples), with tfjs; PPO's training pass, where the
  *    short batch is a side of every right operand and no product needs a transpose flag.
@@ -21,7 +22,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { copyTensorInto, tensorValues, transposeInto } from '../tensor-io';
 import { swishBackward } from './activations';
-import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, blockValues } from './layer';
+import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, TracedParameters, blockValues } from './layer';
 
 /** Upstream's initializations of a linear layer's weights (layers.py, with nonlinearity "linear"). */
 export type DenseInit =
@@ -56,6 +57,12 @@ interface WeightTensors {
   readonly weight: tf.Tensor2D;
   readonly bias: tf.Tensor1D;
   readonly biasColumn: tf.Tensor2D;
+}
+
+/** A traced forward pass: its output, and d/d input from d/d output (count x out to count x in), as traced ops. */
+export interface TracedPass {
+  readonly output: tf.Tensor2D;
+  readonly inputGradient: (outputGradient: tf.Tensor2D) => tf.Tensor2D;
 }
 
 /** What a kept forward pass left for the backward: the input, and Swish's gate and output. */
@@ -254,6 +261,30 @@ export class Dense implements Layer {
     return dx;
   }
 
+  // Traced: batch first, with tfjs, the weights given as tensors for tfjs's own gradients. The
+  // input gradient comes as traced ops too, so that a loss may hold a gradient and still be
+  // differentiated (GAIL's gradient penalty): tfjs's nested tf.grad loses the paths through the
+  // tensors its inner pass saves. Slower than the passes above; for losses not derived by hand.
+
+  /** The output (count x out) for `input` (count x in), each block's values the tensor `parameters` gives for it. */
+  forwardTraced(input: tf.Tensor2D, parameters: TracedParameters): tf.Tensor2D {
+    return this.tracedPass(input, parameters).output;
+  }
+
+  /** forwardTraced(), with the map from d/d output to d/d input, both traced. */
+  tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass {
+    const weights = this.parts.map((part) => parameters(part.weight));
+    const biases = this.parts.map((part) => parameters(part.bias));
+    const weight = (weights.length === 1 ? weights[0] : tf.concat(weights, 0)) as tf.Tensor2D;
+    const bias = biases.length === 1 ? biases[0] : tf.concat(biases, 0);
+    const z = tf.add(tracedMatMul(input, tf.transpose(weight)), bias) as tf.Tensor2D;
+    if (this.activation === 'linear') return { output: z, inputGradient: (dy) => tracedMatMul(dy, weight) };
+    const gate = tf.sigmoid(z);
+    // d/dz [z s(z)] = s + z s (1 - s)
+    const slope = tf.add(gate, tf.mul(tf.mul(z, gate), tf.sub(1, gate)));
+    return { output: tf.mul(z, gate), inputGradient: (dy) => tracedMatMul(tf.mul(dy, slope) as tf.Tensor2D, weight) };
+  }
+
   // Export.
 
   /** All outputs as one Gemm (then Swish), named from `name`. */
@@ -310,6 +341,22 @@ export class Dense implements Layer {
     return this.tensors;
   }
 }
+
+/**
+ * a b, whose gradients tfjs computes with explicit transposes: its own matMul gradient multiplies
+ * with transpose flags, 5 to 10 times slower on the wasm backend (DESIGN.md).
+ */
+const tracedMatMul = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+  const [a, b, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
+  save([a, b]);
+  return {
+    value: tf.matMul(a, b),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [savedA, savedB] = saved as tf.Tensor2D[];
+      return [tf.matMul(dy as tf.Tensor2D, tf.transpose(savedB)), tf.matMul(tf.transpose(savedA), dy as tf.Tensor2D)];
+    },
+  };
+}) as (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
 
 /** A dense layer with one output part (upstream's linear_layer): blocks `<name>.weight` and `<name>.bias`. */
 export function linearLayer(

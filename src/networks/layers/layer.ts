@@ -38,6 +38,9 @@ export interface ParameterSource {
   readonly version: number;
 }
 
+/** A block's values as a tensor of its shape, for passes tfjs differentiates itself (Dense.forwardTraced). */
+export type TracedParameters = (block: ParameterBlock) => tf.Tensor;
+
 /** What a layer writes its ONNX nodes through (OnnxGraphBuilder in src/export has this shape). */
 export interface GraphWriter {
   floats(name: string, shape: readonly number[], values: ArrayLike<number>): string;

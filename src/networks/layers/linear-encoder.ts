@@ -6,8 +6,8 @@
  * also chains its layers' other ways of running (columns, JavaScript; see dense.ts).
  */
 import * as tf from '@tensorflow/tfjs';
-import { Dense, linearLayer } from './dense';
-import { Layer, ParameterAllocator, ParameterSource } from './layer';
+import { Dense, TracedPass, linearLayer } from './dense';
+import { Layer, ParameterAllocator, ParameterSource, TracedParameters } from './layer';
 import { Sequential } from './sequential';
 
 /**
@@ -67,6 +67,23 @@ export class LinearEncoder extends Sequential implements BodyEncoder {
       below = this.layers[l].backwardInJavaScript(below, parameters, gradient, l > 0 || needInput);
     }
     return below;
+  }
+
+  /** The encoding (count x hidden) of `input` (count x in), traced for tfjs's gradients (see Dense.tracedPass). */
+  forwardTraced(input: tf.Tensor2D, parameters: TracedParameters): tf.Tensor2D {
+    return this.tracedPass(input, parameters).output;
+  }
+
+  /** forwardTraced(), with the map from d/d encoding to d/d input, both traced. */
+  tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass {
+    const passes: TracedPass[] = [];
+    let output = input;
+    for (const layer of this.layers) {
+      const pass = layer.tracedPass(output, parameters);
+      passes.push(pass);
+      output = pass.output;
+    }
+    return { output, inputGradient: (dy) => passes.reduceRight((gradient, pass) => pass.inputGradient(gradient), dy) };
   }
 
   dispose(): void {

@@ -41,6 +41,7 @@ const COMMON_OPTIONS: SimOptionSpecs = {
   'mlagents-port': { type: 'string', description: 'port of the trainer (Unity\'s --mlagents-port)' },
   heuristic: { type: 'boolean', description: 'play alone under the agents\' heuristics, without a trainer' },
   record: { type: 'string', description: 'with --heuristic: write the first agent\'s steps to this .demo file' },
+  'record-steps': { type: 'string', default: '0', description: 'with --record: stop once this many steps are recorded (Unity\'s Num Steps To Record; 0: play all --steps)' },
   steps: { type: 'string', default: '1000', description: 'with --heuristic: academy steps to play' },
   seed: { type: 'string', default: '0', description: 'with --heuristic: seed of the world (a trainer sends its own)' },
   'num-areas': { type: 'string', default: '1', description: 'with --heuristic: training areas (a trainer sends its own)' },
@@ -236,17 +237,20 @@ async function playAlone(definition: SimDefinition, values: SimOptionValues, log
   definition.create(academy, values, intOption(values, 'num-areas'));
   const steps = intOption(values, 'steps');
   const timeScale = values['time-scale'] === undefined ? undefined : numberOption(values, 'time-scale');
-  const recorder = typeof values.record === 'string' ? new FirstAgentRecorder(values.record, academy, definition.name) : undefined;
+  const recordSteps = intOption(values, 'record-steps');
+  const recorder = typeof values.record === 'string' ? new FirstAgentRecorder(values.record, academy, definition.name, recordSteps) : undefined;
   if (recorder) academy.addBatchListener((batches) => recorder.record(batches));
   academy.reset();
   const brain = new HeuristicBrain();
   const pacer = new Pacer();
-  for (let i = 0; i < steps; i++) {
+  let played = 0;
+  while (played < steps && !(recorder?.full ?? false)) {
     await academy.step(brain);
     await pacer.pace(academy.deltaTime, timeScale);
+    played++;
   }
   recorder?.close();
-  log(`played ${steps} steps under the heuristics${recorder ? `, recorded ${values.record}` : ''}`);
+  log(`played ${played} steps under the heuristics${recorder ? `, recorded ${recorder.recorded} steps in ${values.record}` : ''}`);
 }
 
 /** Records the first agent's reports, as a DemonstrationRecorder on that agent would. */
@@ -258,7 +262,18 @@ class FirstAgentRecorder {
     private readonly file: string,
     private readonly academy: Academy,
     private readonly demonstrationName: string,
+    /** The most records to write; 0: no limit. */
+    private readonly limit: number,
   ) {}
+
+  get recorded(): number {
+    return this.writer?.numberSteps ?? 0;
+  }
+
+  /** Whether the limit is reached. */
+  get full(): boolean {
+    return this.limit > 0 && this.recorded >= this.limit;
+  }
 
   record(batches: ReadonlyMap<string, InfoBatch>): void {
     if (this.agent === undefined) {
@@ -281,7 +296,7 @@ class FirstAgentRecorder {
     }
     const batch = batches.get(this.agent.behavior.behaviorName);
     if (batch === undefined) return;
-    for (let row = 0; row < batch.count; row++) {
+    for (let row = 0; row < batch.count && !this.full; row++) {
       if (batch.agents[row] !== this.agent) continue;
       const c = batch.group.continuousSize;
       const d = batch.group.discreteSize;

@@ -13,6 +13,7 @@ import { decayedValue } from '../../networks/schedule';
 import { PpoMinibatch, ppoLoss } from './loss';
 import { NonFiniteLossError } from '../non-finite-loss';
 import { RewardProvider, loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
+import { BehavioralCloning, behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '../behavioral-cloning';
 
 /** The floors the linear schedules decay to, as upstream's optimizer sets them. */
 export const MIN_LEARNING_RATE = 1e-10;
@@ -33,6 +34,8 @@ export interface PpoOptimizerSettings {
   readonly maxSteps: number;
   /** The reward signals' providers by signal (upstream's optimizer.reward_signals); none when not given. */
   readonly rewardProviders?: ReadonlyMap<string, RewardProvider>;
+  /** behavioral_cloning, when configured (upstream's optimizer.bc_module). */
+  readonly behavioralCloning?: BehavioralCloning | null;
 }
 
 /** What one minibatch update reports, under upstream's stat names. */
@@ -48,6 +51,7 @@ export interface PpoUpdateStats {
 export class PpoOptimizer {
   readonly adam: Adam;
   readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
+  readonly behavioralCloning: BehavioralCloning | null;
 
   constructor(
     readonly model: ActorCritic,
@@ -55,6 +59,7 @@ export class PpoOptimizer {
   ) {
     this.adam = new Adam(model.parameters.length);
     this.rewardProviders = settings.rewardProviders ?? new Map();
+    this.behavioralCloning = settings.behavioralCloning ?? null;
   }
 
   /** The learning rate, epsilon and beta at a training step. */
@@ -101,6 +106,7 @@ export class PpoOptimizer {
       ...this.model.stateArrays(),
       ...this.adam.stateArrays(ADAM_PREFIX),
       ...providersStateArrays(this.rewardProviders),
+      ...behavioralCloningStateArrays(this.behavioralCloning),
     ]);
     const meta = { kind: 'ppo', step, adamStep: this.adam.step, model: this.model.describe() };
     return encodeCheckpoint(meta, arrays);
@@ -127,6 +133,7 @@ export class PpoOptimizer {
     this.model.loadStateArrays(meta.model as ModelDescription, arrays);
     this.adam.loadStateArrays(ADAM_PREFIX, arrays, meta.adamStep as number);
     loadProvidersStateArrays(this.rewardProviders, arrays);
+    loadBehavioralCloningStateArrays(this.behavioralCloning, arrays);
     return meta.step as number;
   }
 }

@@ -20,6 +20,7 @@ import type { CheckpointArray } from '../../networks/checkpoint-file';
 import type { NormalizerState } from '../../networks/normalizer';
 import type { RewardProvider } from '../reward-signals/reward-provider';
 import { loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
+import { behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '../behavioral-cloning';
 import type { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
 
@@ -41,6 +42,8 @@ export interface OptimizerState {
   readonly adamStep: number;
   /** The reward providers' weights, optimizer state and normalizers (upstream trains them with the policy). */
   readonly rewardSignals: ReadonlyArray<[string, CheckpointArray]>;
+  /** Behavioral cloning's optimizer state and learning rate, when configured. */
+  readonly behavioralCloning: ReadonlyArray<[string, CheckpointArray]>;
 }
 
 /** A copy of the optimizer's weights and Adam state (copies, so that they can be transferred). */
@@ -52,6 +55,7 @@ export function optimizerStateOf(optimizer: PpoOptimizer): OptimizerState {
     secondMoment: adam.secondMoment.slice(),
     adamStep: adam.step,
     rewardSignals: providersStateArrays(optimizer.rewardProviders).map(([key, values]) => [key, values.slice()]),
+    behavioralCloning: behavioralCloningStateArrays(optimizer.behavioralCloning).map(([key, values]) => [key, values.slice()]),
   };
 }
 
@@ -64,6 +68,7 @@ export function restoreOptimizerState(optimizer: PpoOptimizer, state: OptimizerS
   adam.step = state.adamStep;
   model.parametersChanged();
   loadProvidersStateArrays(optimizer.rewardProviders, new Map(state.rewardSignals));
+  loadBehavioralCloningStateArrays(optimizer.behavioralCloning, new Map(state.behavioralCloning));
 }
 
 /** A copy of each reward provider's normalizer, by signal (providers without one are left out). */

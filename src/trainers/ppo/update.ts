@@ -19,6 +19,7 @@ import type { PpoTrainerSettings } from './trainer';
 import type { Logger } from '../../common/logger';
 import { accumulateStats, rewardBatchOf } from '../reward-signals/reward-provider';
 import { createRewardProviders } from '../reward-signals/registry';
+import { createBehavioralCloning } from '../behavioral-cloning';
 
 /** A behavior's networks and their optimizer, the same for a seed in the trainer and in its update worker. */
 export function createPpoNetworks(
@@ -37,6 +38,7 @@ export function createPpoNetworks(
     hyperparameters: settings.hyperparameters,
     maxSteps: settings.max_steps,
     rewardProviders: createRewardProviders(settings.reward_signals, spec, seed, logger),
+    behavioralCloning: createBehavioralCloning(model, settings, seed),
   });
   return { model, optimizer };
 }
@@ -80,7 +82,10 @@ export function updateOnBuffer(
       }
     }
   }
-  return new Map([...totals].map(([key, { sum, count }]) => [key, sum / count]));
+  const means: PpoUpdateMeans = new Map([...totals].map(([key, { sum, count }]) => [key, sum / count]));
+  // Upstream's bc_module.update(), after the policy's update.
+  for (const [key, value] of Object.entries(optimizer.behavioralCloning?.update(step) ?? {})) means.set(key, value);
+  return means;
 }
 
 /** A minibatch's arrays; `sequenceLength` with memory (null without). */

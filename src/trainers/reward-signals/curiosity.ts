@@ -213,14 +213,13 @@ export class CuriosityRewardProvider implements RewardProvider {
   stateArrays(): Map<string, CheckpointArray> {
     return new Map<string, CheckpointArray>([
       ['parameters', this.parameters],
-      ...this.adam.stateArrays('adam'),
-      ['adam.step', new Float64Array([this.adam.step])],
+      ...this.adam.stateArraysWithStep('adam'),
     ]);
   }
 
   loadStateArrays(arrays: ReadonlyMap<string, CheckpointArray>): void {
     this.parameters.set(requireCheckpointArray(arrays, 'parameters', this.parameters.length));
-    this.adam.loadStateArrays('adam', arrays, requireCheckpointArray(arrays, 'adam.step', 1)[0]);
+    this.adam.loadStateArraysWithStep('adam', arrays);
     this.version++;
   }
 

@@ -7,6 +7,7 @@ import type { BehaviorSpec } from '../../env/behavior-spec';
 import type { Logger } from '../../common/logger';
 import type { RewardProvider } from './reward-provider';
 import { ExtrinsicRewardProvider } from './extrinsic';
+import { GailRewardProvider } from './gail';
 import { RndRewardProvider } from './rnd';
 import { CuriosityRewardProvider } from './curiosity';
 
@@ -15,6 +16,7 @@ type Factory<K extends keyof RewardSignals> = (settings: NonNullable<RewardSigna
 const FACTORIES: { [K in keyof RewardSignals]?: Factory<K> } = {
   extrinsic: (settings) => new ExtrinsicRewardProvider(settings),
   rnd: (settings, spec, seed, logger) => new RndRewardProvider(settings, spec, seed, logger),
+  gail: (settings, spec, seed, logger) => new GailRewardProvider(settings, spec, seed, logger),
   curiosity: (settings, spec, seed, logger) => new CuriosityRewardProvider(settings, spec, seed, logger),
 };
 

@@ -123,18 +123,12 @@ export class RndRewardProvider implements RewardProvider {
   }
 
   stateArrays(): Map<string, CheckpointArray> {
-    const arrays = new Map<string, CheckpointArray>([
+    return new Map<string, CheckpointArray>([
       ['target.parameters', this.target.parameters],
       ['predictor.parameters', this.predictor.parameters],
-      ...this.adam.stateArrays('adam'),
-      ['adam.step', new Float64Array([this.adam.step])],
+      ...this.adam.stateArraysWithStep('adam'),
+      ...(this.normalizer?.stateArrays() ?? []),
     ]);
-    if (this.normalizer !== null) {
-      arrays.set('normalizer.mean', this.normalizer.mean);
-      arrays.set('normalizer.variance', this.normalizer.variance);
-      arrays.set('normalizer.steps', new Float64Array([this.normalizer.steps]));
-    }
-    return arrays;
   }
 
   loadStateArrays(arrays: ReadonlyMap<string, CheckpointArray>): void {
@@ -142,12 +136,8 @@ export class RndRewardProvider implements RewardProvider {
     this.target.parametersChanged();
     this.predictor.parameters.set(requireCheckpointArray(arrays, 'predictor.parameters', this.predictor.parameters.length));
     this.predictor.parametersChanged();
-    this.adam.loadStateArrays('adam', arrays, requireCheckpointArray(arrays, 'adam.step', 1)[0]);
-    if (this.normalizer !== null) {
-      this.normalizer.mean.set(requireCheckpointArray(arrays, 'normalizer.mean', this.normalizer.size));
-      this.normalizer.variance.set(requireCheckpointArray(arrays, 'normalizer.variance', this.normalizer.size));
-      this.normalizer.steps = requireCheckpointArray(arrays, 'normalizer.steps', 1)[0];
-    }
+    this.adam.loadStateArraysWithStep('adam', arrays);
+    this.normalizer?.loadStateArrays(arrays);
   }
 
   /**

@@ -53,6 +53,7 @@ import { rowsAtSequenceStarts } from '../critic-memories';
 import { NonFiniteLossError } from '../non-finite-loss';
 import type { ReplayRows } from './replay-buffer';
 import { RewardProvider, loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
+import { BehavioralCloning, behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '../behavioral-cloning';
 
 /** The floor of the linear learning-rate schedule, as upstream's. */
 export const MIN_LEARNING_RATE = 1e-10;
@@ -71,6 +72,8 @@ export interface SacOptimizerSettings {
   readonly signals: ReadonlyArray<{ readonly gamma: number; readonly strength: number; readonly ignoreDone?: boolean }>;
   /** The reward signals' providers by signal, saved and restored with the networks; none when not given. */
   readonly rewardProviders?: ReadonlyMap<string, RewardProvider>;
+  /** behavioral_cloning, when configured: saved and restored with the networks (the trainer runs it). */
+  readonly behavioralCloning?: BehavioralCloning | null;
   /** Seeds the Q networks' initial weights and the update's action samples. */
   readonly seed: number;
 }
@@ -511,6 +514,7 @@ export class SacOptimizer {
     const adams = this.namedAdams();
     for (const [name, adam] of adams) for (const [key, values] of adam.stateArrays(name)) arrays.set(key, values);
     for (const [key, values] of providersStateArrays(this.settings.rewardProviders ?? new Map())) arrays.set(key, values);
+    for (const [key, values] of behavioralCloningStateArrays(this.settings.behavioralCloning ?? null)) arrays.set(key, values);
     const adamSteps = Object.fromEntries(adams.map(([name, adam]) => [name, adam.step]));
     return encodeCheckpoint({ kind: 'sac', step, adamSteps, model: this.model.describe() }, arrays);
   }
@@ -542,6 +546,7 @@ export class SacOptimizer {
     const steps = meta.adamSteps as Record<string, number>;
     for (const [name, adam] of this.namedAdams()) adam.loadStateArrays(name, arrays, steps[name]);
     loadProvidersStateArrays(this.settings.rewardProviders ?? new Map(), arrays);
+    loadBehavioralCloningStateArrays(this.settings.behavioralCloning ?? null, arrays);
     return meta.step as number;
   }
 

@@ -31,6 +31,7 @@ import { SacOptimizer } from './optimizer';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
 import { RewardBatch, RewardProvider, rewardBatchOf } from '../reward-signals/reward-provider';
 import { createRewardProviders } from '../reward-signals/registry';
+import { BehavioralCloning, createBehavioralCloning } from '../behavioral-cloning';
 
 /** A SAC behavior's settings (trainer_type: sac). */
 export type SacTrainerSettings = Extract<TrainerSettings, { trainer_type: 'sac' }>;
@@ -54,6 +55,8 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
   private rewardSignalUpdateSteps = 1;
   /** The reward signals' providers, in the model's rewardSignals order. */
   private readonly rewardProviders: Map<string, RewardProvider>;
+  /** behavioral_cloning, when configured. */
+  readonly behavioralCloning: BehavioralCloning | null;
   /** Rows per training sequence: sequence_length with memory, else 1. */
   private readonly sequenceLength: number;
   private readonly criticMemories: CriticMemories;
@@ -72,11 +75,13 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       tanhSquash: true,
     });
     this.rewardProviders = createRewardProviders(settings.reward_signals, spec, options.seed, options.logger ?? null);
+    this.behavioralCloning = createBehavioralCloning(this.model, settings, options.seed);
     this.optimizer = new SacOptimizer(this.model, spec, {
       hyperparameters: this.hyperparameters,
       maxSteps: settings.max_steps,
       signals: this.signals.map((name) => this.rewardProviders.get(name)!),
       rewardProviders: this.rewardProviders,
+      behavioralCloning: this.behavioralCloning,
       seed: options.seed,
     });
     this.policy = new ModelPolicy(this.model);
@@ -193,6 +198,8 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       for (const [key, value] of Object.entries(stats)) this.stats.addStat(key, value);
       this.updateSteps++;
       updated = true;
+      // As upstream: a round of behavioral cloning after every update.
+      for (const [key, value] of Object.entries(this.behavioralCloning?.update(this.step) ?? {})) this.stats.addStat(key, value);
     }
     this.updateRewardSignals();
     return updated;

@@ -5,7 +5,7 @@
  * its checkpoint arrays. Curiosity has its own file (./curiosity.test.ts).
  */
 import { SeededRandom } from '../../../src/common/random';
-import type { RNDSettings } from '../../../src/config/settings';
+import type { RNDSettings, RewardSignals } from '../../../src/config/settings';
 import { ActionSpec, BehaviorSpec, ObservationType } from '../../../src/env/behavior-spec';
 import { createRewardProvider, createRewardProviders, BUILT_REWARD_SIGNALS } from '../../../src/trainers/reward-signals/registry';
 import { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
@@ -46,8 +46,8 @@ beforeAll(async () => {
 });
 
 describe('the reward-provider registry', () => {
-  it('builds extrinsic, rnd and curiosity by their reward_signals keys, in order', () => {
-    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd', 'curiosity']);
+  it('builds extrinsic, rnd, curiosity and gail by their reward_signals keys, in order', () => {
+    expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd', 'gail', 'curiosity']);
     const providers = createRewardProviders({ extrinsic: { gamma: 0.99, strength: 1, network_settings: network() }, rnd: rndSettings() }, spec, 1);
     expect([...providers.keys()]).toEqual(['extrinsic', 'rnd']);
     expect(providers.get('extrinsic')!.name).toBe('Extrinsic');
@@ -56,8 +56,8 @@ describe('the reward-provider registry', () => {
     expect(providers.get('extrinsic')!.ignoreDone).toBe(false);
   });
 
-  it('refuses a signal it does not build, naming it', () => {
-    expect(() => createRewardProvider('gail', { ...rndSettings(), use_actions: false, use_vail: false, demo_path: 'x.demo' }, spec, 1)).toThrow(/gail/);
+  it('refuses a signal it does not know, naming it', () => {
+    expect(() => createRewardProvider('pyramids' as keyof RewardSignals, rndSettings(), spec, 1)).toThrow(/pyramids/);
   });
 });
 
