@@ -114,14 +114,15 @@ export class ConditionalEncoder implements BodyEncoder {
 
   forwardInJavaScript(input: Float32Array, count: number, parameters: Float32Array, keep: boolean): Float32Array {
     const goal = this.pickGoals(input, count);
-    this.keptSwish = [];
-    return this.layers.reduce((h, layer) => {
+    const swishPasses: SwishPass[] = [];
+    const output = this.layers.reduce((h, layer) => {
       if ('dense' in layer) return layer.dense.forwardInJavaScript(h, count, parameters, keep);
-      const z = layer.hyper.forwardInJavaScript(h, goal, count, parameters, keep);
-      const pass = swishInJavaScript(z);
-      if (keep) this.keptSwish.push(pass);
+      const pass = swishInJavaScript(layer.hyper.forwardInJavaScript(h, goal, count, parameters, keep));
+      swishPasses.push(pass);
       return pass.output;
     }, input);
+    if (keep) this.keptSwish = swishPasses;
+    return output;
   }
 
   backwardInJavaScript(outputGradient: Float32Array, parameters: Float32Array, gradient: Float32Array, needInput: boolean): Float32Array | null {
