@@ -4,7 +4,6 @@
  * fed the same actions, paused where the real one waits for the trainer) and reads its agents.
  */
 import { execFileSync } from 'child_process';
-import { createHash } from 'crypto';
 import * as path from 'path';
 import { readDemoFile } from '../../src/communicator/demo-file';
 import { EngineConfigurationChannel } from '../../src/communicator/side-channels/engine-configuration-channel';
@@ -23,11 +22,12 @@ import {
   TURN_RIGHT,
   VECTOR_SENSOR_NAME,
 } from '../../src/sims/envs/hallway';
-import { Academy, Brain, InfoBatch } from '../../src/sims/sdk/academy';
+import { Academy } from '../../src/sims/sdk/academy';
 import { ActionBuffers } from '../../src/sims/sdk/agent';
 import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { SeededRandom } from '../../src/common/random';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
+import { Mirror, digestOf } from '../helpers/mirror';
 import { ROOT, tempDir } from '../helpers/paths';
 
 const HALLWAY_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'hallway.js');
@@ -92,83 +92,6 @@ function act(agent: HallwayAgent, action: number, steps = 1): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The mirror: the same environment in process, fed the same actions
-
-interface Snapshot {
-  ids: number[];
-  done: number[];
-  reward: number[];
-  observations: Map<number, Float32Array[]>;
-}
-
-class Mirror {
-  readonly academy = new Academy();
-  readonly agents: HallwayAgent[];
-  private nextDecision: Promise<Snapshot>;
-  private reached: ((snapshot: Snapshot) => void) | undefined;
-  private answer: ((actions: Map<number, number>) => void) | undefined;
-
-  constructor(seed: number, argv: string[] = []) {
-    this.academy.seed(seed);
-    HALLWAY.create(this.academy, parseSimArgs(HALLWAY, argv).values, 1);
-    this.agents = this.academy.agents as HallwayAgent[];
-    this.academy.reset();
-    this.nextDecision = this.waitForDecision();
-    const brain: Brain = { decide: (batches) => this.decide(batches) };
-    void (async () => {
-      for (;;) await this.academy.step(brain);
-    })();
-  }
-
-  byId(id: number): HallwayAgent {
-    return this.agents.find((a) => a.id === id)!;
-  }
-
-  /** What the agents reported at the decision the academy now waits at; their state is the trainer's. */
-  decision(): Promise<Snapshot> {
-    return this.nextDecision;
-  }
-
-  /** Gives the waiting decision its actions (by agent id); the academy runs on to the next one. */
-  act(ids: ArrayLike<number>, actions: ArrayLike<number>): void {
-    const answer = this.answer!;
-    this.answer = undefined;
-    this.nextDecision = this.waitForDecision();
-    answer(new Map(Array.from(ids, (id, row) => [id, actions[row]])));
-  }
-
-  private waitForDecision(): Promise<Snapshot> {
-    return new Promise((resolve) => (this.reached = resolve));
-  }
-
-  private async decide(batches: ReadonlyMap<string, InfoBatch>) {
-    const batch = batches.get(BEHAVIOR)!;
-    const snapshot: Snapshot = {
-      ids: Array.from(batch.id.subarray(0, batch.count)),
-      done: Array.from(batch.done.subarray(0, batch.count)),
-      reward: Array.from(batch.reward.subarray(0, batch.count)),
-      observations: new Map(),
-    };
-    const sizes = batch.observations.map((o) => o.length / (2 * this.agents.length));
-    for (let row = 0; row < batch.count; row++) {
-      if (batch.done[row]) continue;
-      snapshot.observations.set(batch.id[row], batch.observations.map((o, i) => o.slice(row * sizes[i], (row + 1) * sizes[i])));
-    }
-    const chosen = new Promise<Map<number, number>>((resolve) => (this.answer = resolve));
-    this.reached!(snapshot);
-    const actions = await chosen;
-    const discrete = Int32Array.from(batch.decidingAgents(), (agent) => actions.get(agent.id)!);
-    return { kind: 'actions' as const, actions: new Map([[BEHAVIOR, { continuous: new Float32Array(0), discrete }]]) };
-  }
-}
-
-function digestOf(arrays: ArrayLike<number>[]): string {
-  const digest = createHash('sha256');
-  for (const array of arrays) digest.update(Buffer.from(Float64Array.from(array).buffer));
-  return digest.digest('hex');
-}
-
-// ---------------------------------------------------------------------------------------------
 
 describe('Hallway over gRPC', () => {
   it("shows upstream's behavior spec: stacked rays (105) and stacked StepCount/MaxStep (3), 108 floats, one branch of 5", async () => {
@@ -218,7 +141,7 @@ describe('Hallway over gRPC', () => {
   it('sends what the environment sees, ray for ray (an in-process mirror fed the same actions agrees)', async () => {
     const seed = 5;
     const env = await launch(['--agents', '4'], { seed });
-    const mirror = new Mirror(seed, ['--agents', '4']);
+    const mirror = new Mirror<HallwayAgent>(HALLWAY, BEHAVIOR, seed, ['--agents', '4']);
     await env.reset();
     const choose = new SeededRandom(3);
     let hitsSeen = 0;
@@ -249,7 +172,7 @@ describe('Hallway over gRPC', () => {
   it('pays +1 for touching the goal that bears the symbol and -0.1 for the other, ending the episode, after -1/MaxStep a step', async () => {
     const seed = 13;
     const env = await launch(['--agents', '2'], { seed });
-    const mirror = new Mirror(seed, ['--agents', '2']);
+    const mirror = new Mirror<HallwayAgent>(HALLWAY, BEHAVIOR, seed, ['--agents', '2']);
     await env.reset();
     // Agent 1 walks to the goal that matches its symbol, agent 2 to the other one.
     const targetOf = (agent: HallwayAgent, index: number) =>

@@ -1,7 +1,7 @@
 /**
- * Top-down geometry for Hallway: axis-aligned boxes on the floor plane (x across, z along), a
- * round agent that slides among them, and the sphere casts of a ray perception sensor, which
- * seen from above are circles swept along a line. Only what Hallway needs, exact for it.
+ * Top-down geometry for the built-ins that sense with rays (Hallway, Pyramids): axis-aligned boxes
+ * on the floor plane (x across, z along), a round agent that slides among them, and the sphere
+ * casts of Unity's RayPerceptionSensor, which seen from above are circles swept along a line.
  */
 
 /** An axis-aligned box seen from above. */
@@ -118,4 +118,85 @@ export function pushOut(
     body.vz -= inward * nz;
   }
   return true;
+}
+
+/**
+ * The angles of a RayPerceptionSensor's rays, in its output order: 90 (forward), then to the right
+ * and to the left of it by one step, then by two, and so on (a step is maxRayDegrees / raysPerDirection).
+ */
+export function rayPerceptionAngles(raysPerDirection: number, maxRayDegrees: number): number[] {
+  const delta = maxRayDegrees / raysPerDirection;
+  const angles = [90];
+  for (let i = 1; i <= raysPerDirection; i++) angles.push(90 - i * delta, 90 + i * delta);
+  return angles;
+}
+
+/**
+ * The world direction of a sensor angle for a body whose facing is `yaw` degrees clockwise from +z
+ * (Unity's yaw seen from above): cos(angle) along the body's right, sin(angle) along its facing.
+ */
+export function rayDirection(yaw: number, angle: number): { dx: number; dz: number } {
+  const a = (angle * Math.PI) / 180;
+  const y = (yaw * Math.PI) / 180;
+  const right = { x: Math.cos(y), z: -Math.sin(y) };
+  const forward = { x: Math.sin(y), z: Math.cos(y) };
+  return { dx: Math.cos(a) * right.x + Math.sin(a) * forward.x, dz: Math.cos(a) * right.z + Math.sin(a) * forward.z };
+}
+
+/** Something a ray can hit: a box and the index of its tag among the sensor's detectable tags. */
+export interface TaggedBox {
+  readonly box: Box;
+  readonly tag: number;
+}
+
+/** What one ray saw: the tag it hit (null: nothing within its length) and the distance over its length. */
+export interface RayHit {
+  readonly tag: number | null;
+  readonly fraction: number;
+}
+
+/** A sphere cast of `radius` from (x, z) along the unit direction: the nearest of `targets` within `length`. */
+export function castRay(
+  x: number,
+  z: number,
+  direction: { dx: number; dz: number },
+  radius: number,
+  length: number,
+  targets: Iterable<TaggedBox>,
+): RayHit {
+  let nearest = Infinity;
+  let tag: number | null = null;
+  for (const target of targets) {
+    const t = circleCast(x, z, direction.dx, direction.dz, radius, target.box);
+    if (t < nearest) {
+      nearest = t;
+      tag = target.tag;
+    }
+  }
+  if (nearest > length) return { tag: null, fraction: 1 };
+  return { tag, fraction: nearest / length };
+}
+
+/**
+ * Writes ray number `ray` as RayPerceptionSensor does: a one-hot of the tag it hit among `tagCount`
+ * detectable tags, then 1 if it hit nothing, then the distance it travelled over its length.
+ */
+export function writeRay(out: Float32Array, ray: number, tagCount: number, hit: RayHit): void {
+  const start = ray * (tagCount + 2);
+  out.fill(0, start, start + tagCount);
+  if (hit.tag !== null) out[start + hit.tag] = 1;
+  out[start + tagCount] = hit.tag === null ? 1 : 0;
+  out[start + tagCount + 1] = hit.fraction;
+}
+
+/**
+ * Slows a sliding body over `dt` seconds as a box on a floor: Coulomb friction (a constant
+ * deceleration, never past a stop), then the Rigidbody's linear drag.
+ */
+export function slowDown(body: { vx: number; vz: number }, frictionDeceleration: number, drag: number, dt: number): void {
+  const speed = Math.hypot(body.vx, body.vz);
+  if (speed === 0) return;
+  const slowed = Math.max(0, speed - frictionDeceleration * dt) * Math.max(0, 1 - drag * dt);
+  body.vx *= slowed / speed;
+  body.vz *= slowed / speed;
 }

@@ -31,7 +31,18 @@
 import { Academy, FIXED_DELTA_TIME } from '../sdk/academy';
 import { ActionBuffers, Agent, BehaviorParameters, ObservationWriter } from '../sdk/agent';
 import { SimDefinition, SimOptionValues, intOption, runEnvironmentMain } from '../sdk/run-environment';
-import { Box, boxAround, circleCast, distanceToBox, pushOut } from './hallway-geometry';
+import {
+  Box,
+  TaggedBox,
+  boxAround,
+  castRay,
+  distanceToBox,
+  pushOut,
+  rayDirection,
+  rayPerceptionAngles,
+  slowDown,
+  writeRay,
+} from './hallway-geometry';
 
 // Actions, in upstream's numbering.
 export const NOTHING = 0;
@@ -70,13 +81,7 @@ export const MAX_RAY_DEGREES = 70;
 export const RAY_LENGTH = 12;
 export const CAST_RADIUS = 0.5;
 export const OBSERVATION_STACKS = 3;
-/** Unity's alternating order: forward, then right and left by one step, then by two. */
-export const RAY_ANGLES: readonly number[] = (() => {
-  const delta = MAX_RAY_DEGREES / RAYS_PER_DIRECTION;
-  const angles = [90];
-  for (let i = 1; i <= RAYS_PER_DIRECTION; i++) angles.push(90 - i * delta, 90 + i * delta);
-  return angles;
-})();
+export const RAY_ANGLES: readonly number[] = rayPerceptionAngles(RAYS_PER_DIRECTION, MAX_RAY_DEGREES);
 export const RAY_FRAME = RAY_ANGLES.length * (DETECTABLE_TAGS.length + 2);
 export const VECTOR_FRAME = 1;
 
@@ -144,12 +149,6 @@ export class FrameStack {
   clear(): void {
     this.values.fill(0);
   }
-}
-
-/** What one ray saw: the tag it hit (null: nothing) and the distance over the ray's length. */
-export interface RayHit {
-  readonly tag: RayTag | null;
-  readonly fraction: number;
 }
 
 export interface Goal {
@@ -233,50 +232,18 @@ export class HallwayAgent extends Agent {
 
   /** One frame of the ray sensor, as RayPerceptionSensor writes it. */
   perceive(out: Float32Array): void {
-    out.fill(0);
-    const width = DETECTABLE_TAGS.length + 2;
+    const seen: TaggedBox[] = [
+      ...this.solids(),
+      ...this.goals.map((goal) => ({ box: goal.box, tag: goal.symbol === HallwaySymbol.O ? RayTag.SymbolOGoal : RayTag.SymbolXGoal })),
+    ];
     RAY_ANGLES.forEach((angle, ray) => {
-      const hit = this.castRay(angle);
-      if (hit.tag !== null) out[ray * width + hit.tag] = 1;
-      out[ray * width + DETECTABLE_TAGS.length] = hit.tag === null ? 1 : 0;
-      out[ray * width + DETECTABLE_TAGS.length + 1] = hit.fraction;
+      const hit = castRay(this.x, this.z, rayDirection(this.yaw, angle), CAST_RADIUS, RAY_LENGTH, seen);
+      writeRay(out, ray, DETECTABLE_TAGS.length, hit);
     });
   }
 
-  /** Casts the sensor's ray at `angle` (90: forward; below 90: to the right) from the agent. */
-  castRay(angle: number): RayHit {
-    const { dx, dz } = this.rayDirection(angle);
-    let nearest = Infinity;
-    let tag: RayTag | null = null;
-    for (const { box, tag: boxTag } of this.solids()) {
-      const t = circleCast(this.x, this.z, dx, dz, CAST_RADIUS, box);
-      if (t < nearest) {
-        nearest = t;
-        tag = boxTag;
-      }
-    }
-    for (const goal of this.goals) {
-      const t = circleCast(this.x, this.z, dx, dz, CAST_RADIUS, goal.box);
-      if (t < nearest) {
-        nearest = t;
-        tag = goal.symbol === HallwaySymbol.O ? RayTag.SymbolOGoal : RayTag.SymbolXGoal;
-      }
-    }
-    if (nearest > RAY_LENGTH) return { tag: null, fraction: 1 };
-    return { tag, fraction: nearest / RAY_LENGTH };
-  }
-
-  /** The world direction of a sensor angle: cos(angle) along the agent's right, sin(angle) along its facing. */
-  rayDirection(angle: number): { dx: number; dz: number } {
-    const a = (angle * Math.PI) / 180;
-    const yaw = (this.yaw * Math.PI) / 180;
-    const right = { x: Math.cos(yaw), z: -Math.sin(yaw) };
-    const forward = { x: Math.sin(yaw), z: Math.cos(yaw) };
-    return { dx: Math.cos(a) * right.x + Math.sin(a) * forward.x, dz: Math.cos(a) * right.z + Math.sin(a) * forward.z };
-  }
-
   /** What blocks the agent: the walls and the symbol block that shows. */
-  private solids(): Array<{ box: Box; tag: RayTag }> {
+  private solids(): TaggedBox[] {
     const symbolTag = this.selection === HallwaySymbol.O ? RayTag.SymbolO : RayTag.SymbolX;
     return [...WALLS.map((box) => ({ box, tag: RayTag.Wall })), { box: this.symbolBox, tag: symbolTag }];
   }
@@ -302,12 +269,7 @@ export class HallwayAgent extends Agent {
       this.vx += push * RUN_SPEED * Math.sin(yaw);
       this.vz += push * RUN_SPEED * Math.cos(yaw);
     }
-    const speed = Math.hypot(this.vx, this.vz);
-    if (speed > 0) {
-      const slowed = Math.max(0, speed - FRICTION_DECELERATION * dt) * Math.max(0, 1 - DRAG * dt);
-      this.vx *= slowed / speed;
-      this.vz *= slowed / speed;
-    }
+    slowDown(this, FRICTION_DECELERATION, DRAG, dt);
     this.x += this.vx * dt;
     this.z += this.vz * dt;
     for (const { box } of this.solids()) pushOut(this, AGENT_RADIUS, box);
