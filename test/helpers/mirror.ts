@@ -5,6 +5,8 @@
  * compare what came over the wire with what the world holds.
  */
 import { createHash } from 'crypto';
+import { SeededRandom } from '../../src/common/random';
+import { UnityEnvironment } from '../../src/env/unity-environment';
 import { Academy, Brain, InfoBatch } from '../../src/sims/sdk/academy';
 import { Agent } from '../../src/sims/sdk/agent';
 import { SimDefinition, parseSimArgs } from '../../src/sims/sdk/run-environment';
@@ -84,9 +86,22 @@ export class Mirror<A extends Agent> {
   }
 }
 
-/** A digest of arrays of numbers, to compare long traces between runs. */
-export function digestOf(arrays: ArrayLike<number>[]): string {
-  const digest = createHash('sha256');
-  for (const array of arrays) digest.update(Buffer.from(Float64Array.from(array).buffer));
-  return digest.digest('hex');
+/**
+ * What a reset environment reports over `decisions` decisions of seeded random play (one discrete
+ * branch of `actions`), one digest a decision: to tell whether two runs saw the same world.
+ */
+export async function randomPlayTrace(env: UnityEnvironment, behavior: string, decisions: number, actions: number): Promise<string[]> {
+  const choose = new SeededRandom(4);
+  const trace: string[] = [];
+  for (let step = 0; step < decisions; step++) {
+    const [decision, terminal] = env.getSteps(behavior);
+    const digest = createHash('sha256');
+    for (const array of [decision.agentId, decision.reward, ...decision.obs, terminal.agentId, terminal.reward]) {
+      digest.update(Buffer.from(Float64Array.from(array).buffer));
+    }
+    trace.push(digest.digest('hex'));
+    env.setActions(behavior, { discrete: Array.from(decision.agentId, () => [choose.int(actions)]) });
+    await env.step();
+  }
+  return trace;
 }

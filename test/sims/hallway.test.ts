@@ -23,11 +23,11 @@ import {
   VECTOR_SENSOR_NAME,
 } from '../../src/sims/envs/hallway';
 import { Academy } from '../../src/sims/sdk/academy';
-import { ActionBuffers } from '../../src/sims/sdk/agent';
 import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { SeededRandom } from '../../src/common/random';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
-import { Mirror, digestOf } from '../helpers/mirror';
+import { Mirror, randomPlayTrace } from '../helpers/mirror';
+import { act, rayOf } from '../helpers/walkers';
 import { ROOT, tempDir } from '../helpers/paths';
 
 const HALLWAY_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'hallway.js');
@@ -69,13 +69,6 @@ function distanceToWalls(x: number, z: number, direction: { x: number; z: number
   return Math.min(...limits);
 }
 
-/** One ray's seven floats: [one-hot of 5 tags, missed, fraction]. */
-function rayOf(frame: Float32Array, ray: number): { tag: number | null; missed: number; fraction: number } {
-  const values = Array.from(frame.subarray(ray * (TAGS + 2), (ray + 1) * (TAGS + 2)));
-  const tag = values.slice(0, TAGS).indexOf(1);
-  return { tag: tag === -1 ? null : tag, missed: values[TAGS], fraction: values[TAGS + 1] };
-}
-
 /** An agent in process, placed by hand: the episode drawn first, then what the test sets. */
 function placedAgent(at: Partial<Pick<HallwayAgent, 'x' | 'z' | 'yaw' | 'selection' | 'symbolX' | 'symbolZ'>>): HallwayAgent {
   const agent = new HallwayAgent();
@@ -83,12 +76,6 @@ function placedAgent(at: Partial<Pick<HallwayAgent, 'x' | 'z' | 'yaw' | 'selecti
   agent.onEpisodeBegin();
   Object.assign(agent, at);
   return agent;
-}
-
-function act(agent: HallwayAgent, action: number, steps = 1): void {
-  const out = new ActionBuffers(0, 1);
-  out.discrete[0] = action;
-  for (let i = 0; i < steps && agent.endRequest === null; i++) agent.onActionReceived(out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -117,7 +104,7 @@ describe('Hallway over gRPC', () => {
       expect(Array.from(rays.subarray(0, 2 * RAY_FRAME)).every((v) => v === 0)).toBe(true);
       const frame = rays.subarray(2 * RAY_FRAME);
       for (let ray = 0; ray < RAYS; ray++) {
-        const { tag, missed, fraction } = rayOf(frame, ray);
+        const { tag, missed, fraction } = rayOf(frame, ray, TAGS);
         const oneHot = Array.from(frame.subarray(ray * (TAGS + 2), ray * (TAGS + 2) + TAGS));
         expect(oneHot.filter((v) => v === 1)).toHaveLength(missed ? 0 : 1);
         expect(oneHot.every((v) => v === 0 || v === 1)).toBe(true);
@@ -154,7 +141,7 @@ describe('Hallway over gRPC', () => {
         expect(Array.from(decision.observation(1, row))).toEqual(Array.from(expected[1]));
         // The forward ray, checked against the walls alone when it names a wall.
         const agent = mirror.byId(decision.agentId[row]);
-        const forward = rayOf(decision.observation(0, row).subarray(2 * RAY_FRAME), 0);
+        const forward = rayOf(decision.observation(0, row).subarray(2 * RAY_FRAME), 0, TAGS);
         if (forward.tag === RayTag.Wall) {
           hitsSeen += 1;
           expect(forward.fraction).toBeCloseTo(distanceToWalls(agent.x, agent.z, facing(agent.yaw)) / 12, 4);
@@ -257,15 +244,7 @@ describe('Hallway over gRPC', () => {
     async function run(seed: number): Promise<string[]> {
       const env = await launch(['--agents', '3'], { seed });
       await env.reset();
-      const choose = new SeededRandom(4);
-      const trace: string[] = [];
-      for (let step = 0; step < 30; step++) {
-        const [decision, terminal] = env.getSteps(BEHAVIOR);
-        trace.push(digestOf([decision.agentId, decision.reward, ...decision.obs, terminal.agentId, terminal.reward]));
-        env.setActions(BEHAVIOR, { discrete: Array.from(decision.agentId, () => [choose.int(5)]) });
-        await env.step();
-      }
-      return trace;
+      return randomPlayTrace(env, BEHAVIOR, 30, 5);
     }
     const first = await run(21);
     expect(await run(21)).toEqual(first);
@@ -370,14 +349,14 @@ describe('Hallway in process', () => {
     const agent = placedAgent({ x: 0, z: -20, yaw: 180 });
     const frame = new Float32Array(RAY_FRAME);
     agent.perceive(frame);
-    expect(rayOf(frame, 0)).toEqual({ tag: RayTag.Wall, missed: 0, fraction: Math.fround(4.25 / 12) });
+    expect(rayOf(frame, 0, TAGS)).toEqual({ tag: RayTag.Wall, missed: 0, fraction: Math.fround(4.25 / 12) });
     // Right of -z is -x: the rays at 55 and 20 degrees lean to -x, those at 125 and 160 to +x.
     for (const [ray, angle] of [[1, 55], [2, 125], [3, 20], [4, 160]] as const) {
       const a = (angle * Math.PI) / 180;
       const direction = { x: -Math.cos(a), z: -Math.sin(a) };
       const distance = distanceToWalls(0, -20, direction);
       const expected = distance > 12 ? { tag: null, missed: 1, fraction: 1 } : { tag: RayTag.Wall, missed: 0, fraction: Math.fround(distance / 12) };
-      expect(rayOf(frame, ray)).toEqual(expected);
+      expect(rayOf(frame, ray, TAGS)).toEqual(expected);
     }
 
     // The symbol block 5 ahead (1 deep): the ball touches it after 4.
@@ -385,7 +364,7 @@ describe('Hallway in process', () => {
       const facingSymbol = placedAgent({ x: 0, z: -5, yaw: 0, selection, symbolX: 0, symbolZ: 0 });
       facingSymbol.perceive(frame);
       const tag = selection === HallwaySymbol.O ? RayTag.SymbolO : RayTag.SymbolX;
-      expect(rayOf(frame, 0)).toEqual({ tag, missed: 0, fraction: Math.fround(4 / 12) });
+      expect(rayOf(frame, 0, TAGS)).toEqual({ tag, missed: 0, fraction: Math.fround(4 / 12) });
     }
 
     // A goal 5 ahead of its near edge, in its lane: each names its own symbol.
@@ -395,7 +374,7 @@ describe('Hallway in process', () => {
       nearGoals.x = (lane.minX + lane.maxX) / 2;
       nearGoals.perceive(frame);
       const tag = symbol === HallwaySymbol.O ? RayTag.SymbolOGoal : RayTag.SymbolXGoal;
-      expect(rayOf(frame, 0)).toEqual({ tag, missed: 0, fraction: Math.fround(4.5 / 12) });
+      expect(rayOf(frame, 0, TAGS)).toEqual({ tag, missed: 0, fraction: Math.fround(4.5 / 12) });
     }
   });
 });

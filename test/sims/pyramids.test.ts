@@ -18,13 +18,13 @@ import {
   TURN_LEFT,
   TURN_RIGHT,
 } from '../../src/sims/envs/pyramids';
-import { boxAround, distanceToBox } from '../../src/sims/envs/hallway-geometry';
+import { boxAround, distanceToBox } from '../../src/sims/envs/top-down';
 import { Academy } from '../../src/sims/sdk/academy';
-import { ActionBuffers } from '../../src/sims/sdk/agent';
 import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { SeededRandom } from '../../src/common/random';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
-import { Mirror, digestOf } from '../helpers/mirror';
+import { Mirror, randomPlayTrace } from '../helpers/mirror';
+import { act, rayOf } from '../helpers/walkers';
 import { ROOT, tempDir } from '../helpers/paths';
 
 const PYRAMIDS_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'pyramids.js');
@@ -44,19 +44,12 @@ function launch(args: string[], extra: Partial<UnityEnvironmentOptions> = {}): P
 
 afterEach(closeOpenedEnvironments);
 
-/** One ray's eight floats: [one-hot of 6 tags, missed, fraction]. */
-function rayOf(frame: Float32Array, ray: number): { tag: number | null; missed: number; fraction: number } {
-  const values = Array.from(frame.subarray(ray * (TAGS + 2), (ray + 1) * (TAGS + 2)));
-  const tag = values.slice(0, TAGS).indexOf(1);
-  return { tag: tag === -1 ? null : tag, missed: values[TAGS], fraction: values[TAGS + 1] };
-}
-
 /** The tags the three sensors name at one decision. */
 function tagsSeen(observations: Float32Array[]): Set<number> {
   const seen = new Set<number>();
   for (const frame of observations.slice(0, 3)) {
     for (let ray = 0; ray < RAYS; ray++) {
-      const { tag } = rayOf(frame, ray);
+      const { tag } = rayOf(frame, ray, TAGS);
       if (tag !== null) seen.add(tag);
     }
   }
@@ -75,12 +68,6 @@ function placedAgent(at: Partial<Pick<PyramidAgent, 'x' | 'z' | 'yaw'>>, scale =
   agent.switchBox = boxAround(1000, 1000, 4, 4);
   Object.assign(agent, at);
   return agent;
-}
-
-function act(agent: PyramidAgent, action: number, steps = 1): void {
-  const out = new ActionBuffers(0, 1);
-  out.discrete[0] = action;
-  for (let i = 0; i < steps && agent.endRequest === null; i++) agent.onActionReceived(out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -108,7 +95,7 @@ describe('Pyramids over gRPC', () => {
       for (let sensor = 0; sensor < 3; sensor++) {
         const frame = decision.observation(sensor, row);
         for (let ray = 0; ray < RAYS; ray++) {
-          const { tag, missed, fraction } = rayOf(frame, ray);
+          const { tag, missed, fraction } = rayOf(frame, ray, TAGS);
           const oneHot = Array.from(frame.subarray(ray * (TAGS + 2), ray * (TAGS + 2) + TAGS));
           expect(oneHot.filter((v) => v === 1)).toHaveLength(missed ? 0 : 1);
           expect(oneHot.every((v) => v === 0 || v === 1)).toBe(true);
@@ -276,15 +263,7 @@ describe('Pyramids over gRPC', () => {
     async function run(seed: number): Promise<string[]> {
       const env = await launch(['--agents', '3'], { seed });
       await env.reset();
-      const choose = new SeededRandom(4);
-      const trace: string[] = [];
-      for (let step = 0; step < 30; step++) {
-        const [decision, terminal] = env.getSteps(BEHAVIOR);
-        trace.push(digestOf([decision.agentId, decision.reward, ...decision.obs, terminal.agentId, terminal.reward]));
-        env.setActions(BEHAVIOR, { discrete: Array.from(decision.agentId, () => [choose.int(5)]) });
-        await env.step();
-      }
-      return trace;
+      return randomPlayTrace(env, BEHAVIOR, 30, 5);
     }
     const first = await run(21);
     expect(await run(21)).toEqual(first);
@@ -376,7 +355,7 @@ describe('Pyramids in process', () => {
     const agent = placedAgent({ x: 30, z: 0, yaw: 90 });
     const frame = new Float32Array(RAY_FRAME);
     agent.perceive(0, frame);
-    expect(rayOf(frame, 0)).toEqual({ tag: RayTag.Wall, missed: 0, fraction: Math.fround(19 / 35) });
+    expect(rayOf(frame, 0, TAGS)).toEqual({ tag: RayTag.Wall, missed: 0, fraction: Math.fround(19 / 35) });
 
     // A stone 30 away, 20 degrees right of +z from the middle spot: the last right ray of the
     // first sensor (90 - 70 = 20) sees it; those of the others (25 and 15) pass beside it.
@@ -385,24 +364,24 @@ describe('Pyramids in process', () => {
     seer.stones = [boxAround(30 * Math.cos(a), 30 * Math.sin(a), 3, 3)];
     const tagsOfRay5 = [0, 1, 2].map((sensor) => {
       seer.perceive(sensor, frame);
-      return rayOf(frame, 5).tag;
+      return rayOf(frame, 5, TAGS).tag;
     });
     expect(tagsOfRay5[0]).toBe(RayTag.Stone);
     expect(tagsOfRay5.slice(1)).not.toContain(RayTag.Stone);
     // Its left twin (ray 6, 160 degrees) sees no stone.
     seer.perceive(0, frame);
-    expect(rayOf(frame, 6).tag).not.toBe(RayTag.Stone);
+    expect(rayOf(frame, 6, TAGS).tag).not.toBe(RayTag.Stone);
 
     // The switch ahead: off, then on once touched, and the gold pyramid appears on its spot.
     const presser = placedAgent({ x: 0, z: 0, yaw: 0 });
     presser.switchBox = boxAround(0, 6, 4, 4);
     presser.perceive(0, frame);
-    expect(rayOf(frame, 0)).toEqual({ tag: RayTag.SwitchOff, missed: 0, fraction: Math.fround(3.5 / 35) });
+    expect(rayOf(frame, 0, TAGS)).toEqual({ tag: RayTag.SwitchOff, missed: 0, fraction: Math.fround(3.5 / 35) });
     act(presser, FORWARD, 50);
     expect(presser.switchOn).toBe(true);
     expect(presser.gold).not.toBeNull();
     presser.perceive(0, frame);
-    expect(rayOf(frame, 0).tag).toBe(RayTag.SwitchOn);
+    expect(rayOf(frame, 0, TAGS).tag).toBe(RayTag.SwitchOn);
     const goldCenter = { x: (presser.gold!.minX + presser.gold!.maxX) / 2, z: (presser.gold!.minZ + presser.gold!.maxZ) / 2 };
     const spot = presser.room.spots[presser.goldSpot];
     expect(Math.abs(goldCenter.x - spot.x)).toBeLessThanOrEqual(11);

@@ -33,24 +33,21 @@ import { ActionBuffers, Agent, BehaviorParameters, ObservationWriter } from '../
 import { SimDefinition, SimOptionValues, intOption, runEnvironmentMain } from '../sdk/run-environment';
 import {
   Box,
+  Gait,
   TaggedBox,
+  WALK_ACTIONS,
   boxAround,
   castRay,
   distanceToBox,
   pushOut,
   rayDirection,
   rayPerceptionAngles,
-  slowDown,
+  steer,
+  walk,
   writeRay,
-} from './hallway-geometry';
+} from './top-down';
 
-// Actions, in upstream's numbering.
-export const NOTHING = 0;
-export const FORWARD = 1;
-export const BACKWARD = 2;
-export const TURN_RIGHT = 3;
-export const TURN_LEFT = 4;
-const ACTION_COUNT = 5;
+export { BACKWARD, FORWARD, NOTHING, TURN_LEFT, TURN_RIGHT } from './top-down';
 
 export const MAX_STEP = 3000;
 export const DECISION_PERIOD = 6;
@@ -102,11 +99,8 @@ export const GOAL_X = 7;
 const GOAL_Z = 22.29;
 const GOAL_SIZE = 4;
 
-// Motion, from HallwayAgent.MoveAgent, the agent's Rigidbody and the scene's settings.
-const RUN_SPEED = 1.5;
-const TURN_DEGREES_PER_SECOND = 150;
-const DRAG = 2;
-const FRICTION_DECELERATION = 0.6 * 9.81 * 2;
+/** Motion, from HallwayAgent.MoveAgent, the agent's Rigidbody and the scene's settings (gravity twice Earth's). */
+const GAIT: Gait = { turnDegreesPerSecond: 150, runSpeed: 1.5, frictionDeceleration: 0.6 * 9.81 * 2, drag: 2 };
 
 const WALLS: readonly Box[] = [
   { minX: -HALF_WIDTH - WALL_THICKNESS, maxX: -HALF_WIDTH, minZ: -HALF_LENGTH - WALL_THICKNESS, maxZ: HALF_LENGTH + WALL_THICKNESS },
@@ -123,7 +117,7 @@ export function hallwayBehavior(): BehaviorParameters {
       { kind: 'vector', shape: [VECTOR_FRAME * OBSERVATION_STACKS], name: VECTOR_SENSOR_NAME },
     ],
     continuousActions: 0,
-    discreteBranches: [ACTION_COUNT],
+    discreteBranches: [WALK_ACTIONS],
     maxStep: MAX_STEP,
     decisionPeriod: DECISION_PERIOD,
     takeActionsBetweenDecisions: true,
@@ -260,16 +254,7 @@ export class HallwayAgent extends Agent {
   /** One fixed step of motion: turn or push, slow down, slide, stop at what is solid, touch goals. */
   move(action: number): void {
     const dt = FIXED_DELTA_TIME;
-    if (action === TURN_RIGHT) this.yaw += TURN_DEGREES_PER_SECOND * dt;
-    else if (action === TURN_LEFT) this.yaw -= TURN_DEGREES_PER_SECOND * dt;
-    this.yaw = ((this.yaw % 360) + 360) % 360;
-    const push = action === FORWARD ? 1 : action === BACKWARD ? -1 : 0;
-    if (push !== 0) {
-      const yaw = (this.yaw * Math.PI) / 180;
-      this.vx += push * RUN_SPEED * Math.sin(yaw);
-      this.vz += push * RUN_SPEED * Math.cos(yaw);
-    }
-    slowDown(this, FRICTION_DECELERATION, DRAG, dt);
+    walk(this, action, GAIT, dt);
     this.x += this.vx * dt;
     this.z += this.vz * dt;
     for (const { box } of this.solids()) pushOut(this, AGENT_RADIUS, box);
@@ -285,21 +270,14 @@ export class HallwayAgent extends Agent {
 
   /**
    * A decision of a walker that knows where everything is: first to the goal's lane beside the
-   * symbol block (x = +-7, level with the block), then straight along the lane to the goal. It
-   * turns until it faces its waypoint within half a decision's turn, and pushes only while slow,
-   * so that it never slides far past where it aims.
+   * symbol block (x = +-7, level with the block), then straight along the lane to the goal.
    */
   walkTo(symbol: HallwaySymbol): number {
     const goal = this.goalOf(symbol).box;
     const laneX = (goal.minX + goal.maxX) / 2;
     const beside = this.z < this.symbolZ - 1 && Math.abs(this.x - laneX) > 1;
     const target = beside ? { x: laneX, z: this.symbolZ } : { x: laneX, z: goal.minZ + 1 };
-    const wanted = (Math.atan2(target.x - this.x, target.z - this.z) * 180) / Math.PI;
-    const error = ((wanted - this.yaw + 540) % 360) - 180;
-    const halfTurn = (TURN_DEGREES_PER_SECOND * FIXED_DELTA_TIME * DECISION_PERIOD) / 2;
-    if (error > halfTurn) return TURN_RIGHT;
-    if (error < -halfTurn) return TURN_LEFT;
-    return Math.hypot(this.vx, this.vz) < 4 ? FORWARD : NOTHING;
+    return steer(this, target, GAIT, FIXED_DELTA_TIME * DECISION_PERIOD);
   }
 }
 

@@ -51,24 +51,21 @@ import { ActionBuffers, Agent, BehaviorParameters, ObservationWriter } from '../
 import { SimDefinition, SimOptionValues, intOption, numberOption, runEnvironmentMain } from '../sdk/run-environment';
 import {
   Box,
+  Gait,
   TaggedBox,
+  WALK_ACTIONS,
   boxAround,
   castRay,
   distanceToBox,
   pushOut,
   rayDirection,
   rayPerceptionAngles,
-  slowDown,
+  steer,
+  walk,
   writeRay,
-} from './hallway-geometry';
+} from './top-down';
 
-// Actions, in upstream's numbering.
-export const NOTHING = 0;
-export const FORWARD = 1;
-export const BACKWARD = 2;
-export const TURN_RIGHT = 3;
-export const TURN_LEFT = 4;
-const ACTION_COUNT = 5;
+export { BACKWARD, FORWARD, NOTHING, TURN_LEFT, TURN_RIGHT } from './top-down';
 
 export const MAX_STEP = 5000;
 export const DECISION_PERIOD = 5;
@@ -119,11 +116,8 @@ export const SWITCH_SIZE = 4;
 export const PYRAMID_SIZE = 3;
 const STONE_PYRAMIDS = 6;
 
-// Motion, from PyramidAgent.MoveAgent, the agent's Rigidbody and Unity's default physics.
-const RUN_SPEED = 2;
-const TURN_DEGREES_PER_SECOND = 200;
-const DRAG = 2;
-const FRICTION_DECELERATION = 0.6 * 9.81;
+/** Motion, from PyramidAgent.MoveAgent, the agent's Rigidbody and Unity's default physics. */
+const GAIT: Gait = { turnDegreesPerSecond: 200, runSpeed: 2, frictionDeceleration: 0.6 * 9.81, drag: 2 };
 /** Motion is resolved in slices no longer than this, so that no wall, however thin, is tunnelled. */
 const MAX_SLICE = AGENT_RADIUS / 2;
 /** The side of the squares the heuristic maps the room in. */
@@ -183,7 +177,7 @@ export function pyramidsBehavior(maxStep: number): BehaviorParameters {
       { kind: 'vector', shape: [VECTOR_SIZE], name: VECTOR_SENSOR_NAME },
     ],
     continuousActions: 0,
-    discreteBranches: [ACTION_COUNT],
+    discreteBranches: [WALK_ACTIONS],
     maxStep,
     decisionPeriod: DECISION_PERIOD,
     takeActionsBetweenDecisions: true,
@@ -290,16 +284,7 @@ export class PyramidAgent extends Agent {
   /** One fixed step of motion: turn or push, slow down, then slide in short slices, stopped by what is solid. */
   move(action: number): void {
     const dt = FIXED_DELTA_TIME;
-    if (action === TURN_RIGHT) this.yaw += TURN_DEGREES_PER_SECOND * dt;
-    else if (action === TURN_LEFT) this.yaw -= TURN_DEGREES_PER_SECOND * dt;
-    this.yaw = ((this.yaw % 360) + 360) % 360;
-    const push = action === FORWARD ? 1 : action === BACKWARD ? -1 : 0;
-    if (push !== 0) {
-      const yaw = (this.yaw * Math.PI) / 180;
-      this.vx += push * RUN_SPEED * Math.sin(yaw);
-      this.vz += push * RUN_SPEED * Math.cos(yaw);
-    }
-    slowDown(this, FRICTION_DECELERATION, DRAG, dt);
+    walk(this, action, GAIT, dt);
     const things = this.things();
     const slices = Math.max(1, Math.ceil((Math.hypot(this.vx, this.vz) * dt) / MAX_SLICE));
     for (let i = 0; i < slices; i++) {
@@ -317,18 +302,11 @@ export class PyramidAgent extends Agent {
   /**
    * A decision of a walker that knows where everything is: it follows the shortest way to
    * `target` around what is solid (a distance map over the room, kept while the target stays),
-   * aiming a few cells ahead along it. It turns until it faces where it aims within half a
-   * decision's turn, and pushes only while slow, so that it never slides far past where it aims.
+   * aiming a few cells ahead along it.
    */
   walkTo(target: Box): number {
     if (this.route?.target !== target) this.route = { target, distances: this.distancesTo(target) };
-    const aim = this.aheadOnRoute(this.route.distances, 4);
-    const wanted = (Math.atan2(aim.x - this.x, aim.z - this.z) * 180) / Math.PI;
-    const error = ((wanted - this.yaw + 540) % 360) - 180;
-    const halfTurn = (TURN_DEGREES_PER_SECOND * FIXED_DELTA_TIME * DECISION_PERIOD) / 2;
-    if (error > halfTurn) return TURN_RIGHT;
-    if (error < -halfTurn) return TURN_LEFT;
-    return Math.hypot(this.vx, this.vz) < 4 ? FORWARD : NOTHING;
+    return steer(this, this.aheadOnRoute(this.route.distances, 4), GAIT, FIXED_DELTA_TIME * DECISION_PERIOD);
   }
 
   /** The heuristic's distance map: the target and the grid of the room it was made for. */

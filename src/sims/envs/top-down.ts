@@ -1,8 +1,37 @@
 /**
- * Top-down geometry for the built-ins that sense with rays (Hallway, Pyramids): axis-aligned boxes
- * on the floor plane (x across, z along), a round agent that slides among them, and the sphere
- * casts of Unity's RayPerceptionSensor, which seen from above are circles swept along a line.
+ * The top-down world of the built-ins whose agents walk and see with rays (Hallway, Pyramids):
+ * axis-aligned boxes on the floor plane (x across, z along), a round walker that turns, pushes
+ * and slides among them, and the sphere casts of Unity's RayPerceptionSensor, which seen from
+ * above are circles swept along a line.
  */
+
+// A walker's one discrete branch, in the numbering of upstream's Hallway and Pyramids agents.
+export const NOTHING = 0;
+export const FORWARD = 1;
+export const BACKWARD = 2;
+export const TURN_RIGHT = 3;
+export const TURN_LEFT = 4;
+export const WALK_ACTIONS = 5;
+
+/** How a walker moves: its turn rate, the velocity change of a push, and what slows it down. */
+export interface Gait {
+  readonly turnDegreesPerSecond: number;
+  /** m/s added along its facing at every step it pushes (ForceMode.VelocityChange). */
+  readonly runSpeed: number;
+  /** Friction's deceleration on the floor, m/s^2. */
+  readonly frictionDeceleration: number;
+  /** The Rigidbody's linear drag. */
+  readonly drag: number;
+}
+
+/** A walker as the world sees it: where it is, its facing (degrees clockwise from +z) and velocity. */
+export interface Walker {
+  x: number;
+  z: number;
+  yaw: number;
+  vx: number;
+  vz: number;
+}
 
 /** An axis-aligned box seen from above. */
 export interface Box {
@@ -190,13 +219,36 @@ export function writeRay(out: Float32Array, ray: number, tagCount: number, hit: 
 }
 
 /**
- * Slows a sliding body over `dt` seconds as a box on a floor: Coulomb friction (a constant
- * deceleration, never past a stop), then the Rigidbody's linear drag.
+ * A walker's step of `dt` seconds before anything stops it: it turns or pushes as `action` says,
+ * then slows down as a box on a floor (Coulomb friction, a constant deceleration never past a
+ * stop, then the Rigidbody's linear drag). Moving it is left to the caller.
  */
-export function slowDown(body: { vx: number; vz: number }, frictionDeceleration: number, drag: number, dt: number): void {
-  const speed = Math.hypot(body.vx, body.vz);
+export function walk(walker: Walker, action: number, gait: Gait, dt: number): void {
+  if (action === TURN_RIGHT) walker.yaw += gait.turnDegreesPerSecond * dt;
+  else if (action === TURN_LEFT) walker.yaw -= gait.turnDegreesPerSecond * dt;
+  walker.yaw = ((walker.yaw % 360) + 360) % 360;
+  const push = action === FORWARD ? 1 : action === BACKWARD ? -1 : 0;
+  if (push !== 0) {
+    const yaw = (walker.yaw * Math.PI) / 180;
+    walker.vx += push * gait.runSpeed * Math.sin(yaw);
+    walker.vz += push * gait.runSpeed * Math.cos(yaw);
+  }
+  const speed = Math.hypot(walker.vx, walker.vz);
   if (speed === 0) return;
-  const slowed = Math.max(0, speed - frictionDeceleration * dt) * Math.max(0, 1 - drag * dt);
-  body.vx *= slowed / speed;
-  body.vz *= slowed / speed;
+  const slowed = Math.max(0, speed - gait.frictionDeceleration * dt) * Math.max(0, 1 - gait.drag * dt);
+  walker.vx *= slowed / speed;
+  walker.vz *= slowed / speed;
+}
+
+/**
+ * A heuristic's decision to head for `aim`: turn until facing it within half of what a decision
+ * of `decisionSeconds` turns, then push, but only while slow, so as never to slide far past it.
+ */
+export function steer(walker: Walker, aim: { x: number; z: number }, gait: Gait, decisionSeconds: number): number {
+  const wanted = (Math.atan2(aim.x - walker.x, aim.z - walker.z) * 180) / Math.PI;
+  const error = ((wanted - walker.yaw + 540) % 360) - 180;
+  const halfTurn = (gait.turnDegreesPerSecond * decisionSeconds) / 2;
+  if (error > halfTurn) return TURN_RIGHT;
+  if (error < -halfTurn) return TURN_LEFT;
+  return Math.hypot(walker.vx, walker.vz) < 4 ? FORWARD : NOTHING;
 }
