@@ -45,6 +45,9 @@
  * `--area-scale F` multiplies every length of the room (walls, their thickness, spots and their
  * spacing) by F, leaving the bodies (agent, switch, pyramids), their speeds and the rays as they
  * are; `--max-step N` replaces MaxStep 5000, and so the time penalty. The defaults are upstream's.
+ * `npm run bench:train -- --pyramids ...` trains at `--area-scale 0.6 --max-step 800` (a room 59.4
+ * wide, episodes of 160 decisions), where uniformly random actions reached the brick in none of
+ * 800 episodes; at 0.5 and 1000 steps they did in 2 of 320, enough for plain PPO to learn from.
  */
 import { Academy, FIXED_DELTA_TIME } from '../sdk/academy';
 import { ActionBuffers, Agent, BehaviorParameters, ObservationWriter } from '../sdk/agent';
