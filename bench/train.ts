@@ -11,12 +11,17 @@
  *   (f) with --hallway, instead of the rest: built-in Hallway with config/ppo/Hallway.yaml (memory) and the
  *       same config without its memory section, each up to --hallway-steps steps or until a summary's
  *       mean reward reaches upstream's Hallway benchmark, 0.7;
+ *   (g) with --pyramids, instead of the rest: built-in Pyramids in a smaller world (PYRAMIDS_WORLD) with
+ *       config/ppo/Pyramids.yaml (curiosity), config/ppo/PyramidsRND.yaml (rnd) and Pyramids.yaml without
+ *       its curiosity section (ppo: the extrinsic reward alone), each for --pyramids-steps steps, same seed:
+ *       every summary's mean reward, the first to reach PYRAMIDS_SOLVED, and the last;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
  *          --sac-3dball (also time SAC on 3DBall to a mean reward of 80)
  *          --visual (only (e): GridWorld and Visual3DBall with config/ppo's files, up to their max_steps: long)
  *          --hallway memory,no-memory (only (f), the runs named; long)  --hallway-steps 2000000
+ *          --pyramids curiosity,rnd,ppo (only (g), the runs named; long)  --pyramids-steps 250000
  */
 import { spawn } from 'child_process';
 import * as fs from 'fs';
@@ -34,6 +39,17 @@ const THREE_D_BALL_CONFIG = path.join(ROOT, 'config', 'ppo', '3DBall.yaml');
 const BASIC_CONFIG = path.join(ROOT, 'config', 'ppo', 'Basic.yaml');
 /** The issue's acceptance budget for Basic: a mean reward of 0.8 within 40000 steps. */
 const BASIC_STEPS = 40000;
+
+/**
+ * (g) The world Pyramids is trained in here (src/sims/envs/pyramids.ts): upstream's room at 0.6 of its
+ * size (59.4 by 59.4) and episodes of 800 steps instead of 5000, so that a budget of a few hundred
+ * thousand steps (upstream trains 10 million) can tell exploration with a bonus from exploration
+ * without. At half the size and 1000 steps, random actions reach the brick often enough (2 episodes
+ * of 320) for plain PPO to learn it within 300000 steps; here they reached it in none of 800.
+ */
+const PYRAMIDS_WORLD = ['--area-scale', '0.6', '--max-step', '800'];
+/** A summary mean above this needs most episodes to end at the gold brick (+2 less the steps' cost; -1 when not reached). */
+const PYRAMIDS_SOLVED = 1;
 
 /** One console summary line: `<behavior>. Step: N. Time Elapsed: T s. Mean Reward: R. ...` */
 interface Summary {
@@ -160,27 +176,32 @@ async function trainToThreshold(
   threshold: number,
   maxSteps?: number,
   change?: { readonly label: string; readonly apply: (settings: Record<string, unknown>) => void },
+  world?: { readonly envArgs: string[]; readonly fullBudget: boolean },
 ): Promise<string[]> {
   const cwd = tempDir(`bench-${environment}`);
   const config = YAML.parse(fs.readFileSync(configFile, 'utf8'));
   if (maxSteps !== undefined) config.behaviors[behavior].max_steps = maxSteps;
   change?.apply(config.behaviors[behavior]);
+  if (world !== undefined) config.env_settings = { ...config.env_settings, env_args: world.envArgs };
   const file = path.join(cwd, path.basename(configFile));
   fs.writeFileSync(file, YAML.stringify(config));
   const args = [file, `--run-id=${environment}`, `--env=builtin:${environment}`, `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
   const reachedIn = (output: string) => parseSummaries(output).find((s) => s.meanReward !== null && s.meanReward >= threshold);
-  // Stopped (Ctrl+C: the model is saved) once the threshold is reached: the rest of the budget says nothing more.
-  const run = await runCli(cwd, args, undefined, (output) => reachedIn(output) !== undefined);
+  // Stopped (Ctrl+C: the model is saved) once the threshold is reached: the rest of the budget says
+  // nothing more, unless the whole budget is asked for (whether it stays there).
+  const run = await runCli(cwd, args, undefined, (output) => world?.fullBudget !== true && reachedIn(output) !== undefined);
   const summaries = parseSummaries(run.output);
   const reached = reachedIn(run.output);
   const last = summaries[summaries.length - 1];
-  return [
+  const row = [
     path.relative(ROOT, configFile) + (change === undefined ? '' : ` ${change.label}`),
     String(config.behaviors[behavior].max_steps),
     run.wallSeconds.toFixed(1) + (run.exitCode === 0 ? '' : ` (exit code ${run.exitCode})`),
     reached ? `step ${reached.step} (${reached.elapsedSeconds.toFixed(1)} s)` : 'not reached',
     last?.meanReward?.toFixed(3) ?? '',
   ];
+  if (world?.fullBudget) row.push(summaries.map((s) => s.meanReward?.toFixed(2) ?? '-').join(' '));
+  return row;
 }
 
 async function simpleGoalTime(testCase: SimpleGoalCase): Promise<string[]> {
@@ -214,6 +235,8 @@ async function main(): Promise<void> {
       visual: { type: 'boolean', default: false },
       hallway: { type: 'string' },
       'hallway-steps': { type: 'string', default: '2000000' },
+      pyramids: { type: 'string' },
+      'pyramids-steps': { type: 'string', default: '250000' },
     },
   });
   const seconds = Number(values.seconds);
@@ -229,6 +252,33 @@ async function main(): Promise<void> {
     printTable(
       "(f) built-in Hallway, config/ppo/Hallway.yaml with and without its memory, to upstream's benchmark 0.7 (seed 1, wasm backend)",
       ['config', 'max_steps', 'run wall s', 'first summary mean >= 0.7', 'last summary mean'],
+      rows,
+    );
+    return;
+  }
+
+  if (values.pyramids !== undefined) {
+    const curiosity = path.join(ROOT, 'config', 'ppo', 'Pyramids.yaml');
+    const runs: Record<string, Parameters<typeof trainToThreshold>> = {
+      curiosity: [curiosity, 'Pyramids', 'Pyramids', PYRAMIDS_SOLVED],
+      rnd: [path.join(ROOT, 'config', 'ppo', 'PyramidsRND.yaml'), 'Pyramids', 'Pyramids', PYRAMIDS_SOLVED],
+      ppo: [curiosity, 'Pyramids', 'Pyramids', PYRAMIDS_SOLVED],
+    };
+    const extrinsicOnly = {
+      label: 'without curiosity (extrinsic only)',
+      apply: (settings: Record<string, unknown>) => delete (settings.reward_signals as Record<string, unknown>).curiosity,
+    };
+    const steps = Number(values['pyramids-steps']);
+    const world = { envArgs: PYRAMIDS_WORLD, fullBudget: true };
+    const rows: string[][] = [];
+    for (const name of values.pyramids.split(',')) {
+      const run = runs[name];
+      if (run === undefined) throw new Error(`--pyramids: unknown run "${name}"; the runs are ${Object.keys(runs).join(', ')}.`);
+      rows.push(await trainToThreshold(run[0], run[1], run[2], run[3], steps, name === 'ppo' ? extrinsicOnly : undefined, world));
+    }
+    printTable(
+      `(g) built-in Pyramids (${PYRAMIDS_WORLD.join(' ')}), curiosity, RND and plain PPO, the same budget (seed 1, wasm backend)`,
+      ['config', 'max_steps', 'run wall s', `first summary mean >= ${PYRAMIDS_SOLVED}`, 'last summary mean', 'every summary mean'],
       rows,
     );
     return;

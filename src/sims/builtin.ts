@@ -13,6 +13,7 @@ const BUILTIN_FILES: Readonly<Record<string, string>> = {
   Basic: 'envs/basic.js',
   GridWorld: 'envs/gridworld.js',
   Hallway: 'envs/hallway.js',
+  Pyramids: 'envs/pyramids.js',
   Scripted: 'scripted-env.js',
   SimpleGoal: 'envs/simple-goal.js',
   Visual3DBall: 'envs/visual3dball.js',

@@ -13,11 +13,12 @@ import { BALL3D } from '../../src/sims/envs/ball3d';
 import { BASIC } from '../../src/sims/envs/basic';
 import { GRIDWORLD } from '../../src/sims/envs/gridworld';
 import { HALLWAY } from '../../src/sims/envs/hallway';
+import { PYRAMIDS } from '../../src/sims/envs/pyramids';
 import { VISUAL3DBALL } from '../../src/sims/envs/visual3dball';
 import { REFERENCE_CONFIGS } from '../config/config-helpers';
 
 const CONFIG = path.resolve(__dirname, '../../config');
-const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, HALLWAY, VISUAL3DBALL].map((d) => [d.name, d]));
+const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, HALLWAY, PYRAMIDS, VISUAL3DBALL].map((d) => [d.name, d]));
 
 /** config/<trainer>/<Environment>.yaml, for every built-in environment that has one. */
 const configs = ['ppo', 'sac'].flatMap((trainer) =>
@@ -27,6 +28,12 @@ const configs = ['ppo', 'sac'].flatMap((trainer) =>
     .map((name) => ({ trainer, environment: name.replace(/\.yaml$/, ''), file: path.join(CONFIG, trainer, name) })),
 );
 
+/** The environment a file is for: the longest built-in name that begins its name (PyramidsRND: Pyramids). */
+function environmentOf(fileStem: string): SimDefinition | undefined {
+  const names = [...ENVIRONMENTS.keys()].filter((name) => fileStem.startsWith(name));
+  return ENVIRONMENTS.get(names.sort((a, b) => b.length - a.length)[0]);
+}
+
 function behaviorNamesOf(definition: SimDefinition): string[] {
   const academy = new Academy();
   const defaults = Object.fromEntries(Object.entries(definition.options).map(([name, o]) => [name, o.default]));
@@ -35,16 +42,18 @@ function behaviorNamesOf(definition: SimDefinition): string[] {
 }
 
 describe('config/ for the built-in environments', () => {
-  it('has the configurations of GridWorld, Hallway and Visual3DBall', () => {
+  it('has the configurations of GridWorld, Hallway, Pyramids (curiosity and RND) and Visual3DBall', () => {
     const names = configs.map((c) => `${c.trainer}/${c.environment}`);
-    expect(names).toEqual(expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Visual3DBall']));
+    expect(names).toEqual(
+      expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Pyramids', 'ppo/PyramidsRND', 'ppo/Visual3DBall']),
+    );
   });
 
   it.each(configs.map((c) => [`${c.trainer}/${c.environment}`, c] as const))(
     '%s loads, trains the behavior its environment announces, at time scale 1000',
     (_name, config) => {
       const options = loadRunOptions([config.file], '/', memoryLogger());
-      const definition = ENVIRONMENTS.get(config.environment);
+      const definition = environmentOf(config.environment);
       expect(definition).toBeDefined();
       expect(Object.keys(options.behaviors)).toEqual(behaviorNamesOf(definition!));
       expect(Object.values(options.behaviors).every((settings) => settings.trainer_type === config.trainer)).toBe(true);

@@ -4,7 +4,6 @@
  * fed the same actions, paused where the real one waits for the trainer) and reads its agents.
  */
 import { execFileSync } from 'child_process';
-import { createHash } from 'crypto';
 import * as path from 'path';
 import { readDemoFile } from '../../src/communicator/demo-file';
 import { EngineConfigurationChannel } from '../../src/communicator/side-channels/engine-configuration-channel';
@@ -23,11 +22,12 @@ import {
   TURN_RIGHT,
   VECTOR_SENSOR_NAME,
 } from '../../src/sims/envs/hallway';
-import { Academy, Brain, InfoBatch } from '../../src/sims/sdk/academy';
-import { ActionBuffers } from '../../src/sims/sdk/agent';
+import { Academy } from '../../src/sims/sdk/academy';
 import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { SeededRandom } from '../../src/common/random';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
+import { Mirror, randomPlayTrace } from '../helpers/mirror';
+import { act, rayOf } from '../helpers/walkers';
 import { ROOT, tempDir } from '../helpers/paths';
 
 const HALLWAY_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'hallway.js');
@@ -69,13 +69,6 @@ function distanceToWalls(x: number, z: number, direction: { x: number; z: number
   return Math.min(...limits);
 }
 
-/** One ray's seven floats: [one-hot of 5 tags, missed, fraction]. */
-function rayOf(frame: Float32Array, ray: number): { tag: number | null; missed: number; fraction: number } {
-  const values = Array.from(frame.subarray(ray * (TAGS + 2), (ray + 1) * (TAGS + 2)));
-  const tag = values.slice(0, TAGS).indexOf(1);
-  return { tag: tag === -1 ? null : tag, missed: values[TAGS], fraction: values[TAGS + 1] };
-}
-
 /** An agent in process, placed by hand: the episode drawn first, then what the test sets. */
 function placedAgent(at: Partial<Pick<HallwayAgent, 'x' | 'z' | 'yaw' | 'selection' | 'symbolX' | 'symbolZ'>>): HallwayAgent {
   const agent = new HallwayAgent();
@@ -83,89 +76,6 @@ function placedAgent(at: Partial<Pick<HallwayAgent, 'x' | 'z' | 'yaw' | 'selecti
   agent.onEpisodeBegin();
   Object.assign(agent, at);
   return agent;
-}
-
-function act(agent: HallwayAgent, action: number, steps = 1): void {
-  const out = new ActionBuffers(0, 1);
-  out.discrete[0] = action;
-  for (let i = 0; i < steps && agent.endRequest === null; i++) agent.onActionReceived(out);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The mirror: the same environment in process, fed the same actions
-
-interface Snapshot {
-  ids: number[];
-  done: number[];
-  reward: number[];
-  observations: Map<number, Float32Array[]>;
-}
-
-class Mirror {
-  readonly academy = new Academy();
-  readonly agents: HallwayAgent[];
-  private nextDecision: Promise<Snapshot>;
-  private reached: ((snapshot: Snapshot) => void) | undefined;
-  private answer: ((actions: Map<number, number>) => void) | undefined;
-
-  constructor(seed: number, argv: string[] = []) {
-    this.academy.seed(seed);
-    HALLWAY.create(this.academy, parseSimArgs(HALLWAY, argv).values, 1);
-    this.agents = this.academy.agents as HallwayAgent[];
-    this.academy.reset();
-    this.nextDecision = this.waitForDecision();
-    const brain: Brain = { decide: (batches) => this.decide(batches) };
-    void (async () => {
-      for (;;) await this.academy.step(brain);
-    })();
-  }
-
-  byId(id: number): HallwayAgent {
-    return this.agents.find((a) => a.id === id)!;
-  }
-
-  /** What the agents reported at the decision the academy now waits at; their state is the trainer's. */
-  decision(): Promise<Snapshot> {
-    return this.nextDecision;
-  }
-
-  /** Gives the waiting decision its actions (by agent id); the academy runs on to the next one. */
-  act(ids: ArrayLike<number>, actions: ArrayLike<number>): void {
-    const answer = this.answer!;
-    this.answer = undefined;
-    this.nextDecision = this.waitForDecision();
-    answer(new Map(Array.from(ids, (id, row) => [id, actions[row]])));
-  }
-
-  private waitForDecision(): Promise<Snapshot> {
-    return new Promise((resolve) => (this.reached = resolve));
-  }
-
-  private async decide(batches: ReadonlyMap<string, InfoBatch>) {
-    const batch = batches.get(BEHAVIOR)!;
-    const snapshot: Snapshot = {
-      ids: Array.from(batch.id.subarray(0, batch.count)),
-      done: Array.from(batch.done.subarray(0, batch.count)),
-      reward: Array.from(batch.reward.subarray(0, batch.count)),
-      observations: new Map(),
-    };
-    const sizes = batch.observations.map((o) => o.length / (2 * this.agents.length));
-    for (let row = 0; row < batch.count; row++) {
-      if (batch.done[row]) continue;
-      snapshot.observations.set(batch.id[row], batch.observations.map((o, i) => o.slice(row * sizes[i], (row + 1) * sizes[i])));
-    }
-    const chosen = new Promise<Map<number, number>>((resolve) => (this.answer = resolve));
-    this.reached!(snapshot);
-    const actions = await chosen;
-    const discrete = Int32Array.from(batch.decidingAgents(), (agent) => actions.get(agent.id)!);
-    return { kind: 'actions' as const, actions: new Map([[BEHAVIOR, { continuous: new Float32Array(0), discrete }]]) };
-  }
-}
-
-function digestOf(arrays: ArrayLike<number>[]): string {
-  const digest = createHash('sha256');
-  for (const array of arrays) digest.update(Buffer.from(Float64Array.from(array).buffer));
-  return digest.digest('hex');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,7 +104,7 @@ describe('Hallway over gRPC', () => {
       expect(Array.from(rays.subarray(0, 2 * RAY_FRAME)).every((v) => v === 0)).toBe(true);
       const frame = rays.subarray(2 * RAY_FRAME);
       for (let ray = 0; ray < RAYS; ray++) {
-        const { tag, missed, fraction } = rayOf(frame, ray);
+        const { tag, missed, fraction } = rayOf(frame, ray, TAGS);
         const oneHot = Array.from(frame.subarray(ray * (TAGS + 2), ray * (TAGS + 2) + TAGS));
         expect(oneHot.filter((v) => v === 1)).toHaveLength(missed ? 0 : 1);
         expect(oneHot.every((v) => v === 0 || v === 1)).toBe(true);
@@ -218,7 +128,7 @@ describe('Hallway over gRPC', () => {
   it('sends what the environment sees, ray for ray (an in-process mirror fed the same actions agrees)', async () => {
     const seed = 5;
     const env = await launch(['--agents', '4'], { seed });
-    const mirror = new Mirror(seed, ['--agents', '4']);
+    const mirror = new Mirror<HallwayAgent>(HALLWAY, BEHAVIOR, seed, ['--agents', '4']);
     await env.reset();
     const choose = new SeededRandom(3);
     let hitsSeen = 0;
@@ -231,7 +141,7 @@ describe('Hallway over gRPC', () => {
         expect(Array.from(decision.observation(1, row))).toEqual(Array.from(expected[1]));
         // The forward ray, checked against the walls alone when it names a wall.
         const agent = mirror.byId(decision.agentId[row]);
-        const forward = rayOf(decision.observation(0, row).subarray(2 * RAY_FRAME), 0);
+        const forward = rayOf(decision.observation(0, row).subarray(2 * RAY_FRAME), 0, TAGS);
         if (forward.tag === RayTag.Wall) {
           hitsSeen += 1;
           expect(forward.fraction).toBeCloseTo(distanceToWalls(agent.x, agent.z, facing(agent.yaw)) / 12, 4);
@@ -249,7 +159,7 @@ describe('Hallway over gRPC', () => {
   it('pays +1 for touching the goal that bears the symbol and -0.1 for the other, ending the episode, after -1/MaxStep a step', async () => {
     const seed = 13;
     const env = await launch(['--agents', '2'], { seed });
-    const mirror = new Mirror(seed, ['--agents', '2']);
+    const mirror = new Mirror<HallwayAgent>(HALLWAY, BEHAVIOR, seed, ['--agents', '2']);
     await env.reset();
     // Agent 1 walks to the goal that matches its symbol, agent 2 to the other one.
     const targetOf = (agent: HallwayAgent, index: number) =>
@@ -334,15 +244,7 @@ describe('Hallway over gRPC', () => {
     async function run(seed: number): Promise<string[]> {
       const env = await launch(['--agents', '3'], { seed });
       await env.reset();
-      const choose = new SeededRandom(4);
-      const trace: string[] = [];
-      for (let step = 0; step < 30; step++) {
-        const [decision, terminal] = env.getSteps(BEHAVIOR);
-        trace.push(digestOf([decision.agentId, decision.reward, ...decision.obs, terminal.agentId, terminal.reward]));
-        env.setActions(BEHAVIOR, { discrete: Array.from(decision.agentId, () => [choose.int(5)]) });
-        await env.step();
-      }
-      return trace;
+      return randomPlayTrace(env, BEHAVIOR, 30, 5);
     }
     const first = await run(21);
     expect(await run(21)).toEqual(first);
@@ -447,14 +349,14 @@ describe('Hallway in process', () => {
     const agent = placedAgent({ x: 0, z: -20, yaw: 180 });
     const frame = new Float32Array(RAY_FRAME);
     agent.perceive(frame);
-    expect(rayOf(frame, 0)).toEqual({ tag: RayTag.Wall, missed: 0, fraction: Math.fround(4.25 / 12) });
+    expect(rayOf(frame, 0, TAGS)).toEqual({ tag: RayTag.Wall, missed: 0, fraction: Math.fround(4.25 / 12) });
     // Right of -z is -x: the rays at 55 and 20 degrees lean to -x, those at 125 and 160 to +x.
     for (const [ray, angle] of [[1, 55], [2, 125], [3, 20], [4, 160]] as const) {
       const a = (angle * Math.PI) / 180;
       const direction = { x: -Math.cos(a), z: -Math.sin(a) };
       const distance = distanceToWalls(0, -20, direction);
       const expected = distance > 12 ? { tag: null, missed: 1, fraction: 1 } : { tag: RayTag.Wall, missed: 0, fraction: Math.fround(distance / 12) };
-      expect(rayOf(frame, ray)).toEqual(expected);
+      expect(rayOf(frame, ray, TAGS)).toEqual(expected);
     }
 
     // The symbol block 5 ahead (1 deep): the ball touches it after 4.
@@ -462,7 +364,7 @@ describe('Hallway in process', () => {
       const facingSymbol = placedAgent({ x: 0, z: -5, yaw: 0, selection, symbolX: 0, symbolZ: 0 });
       facingSymbol.perceive(frame);
       const tag = selection === HallwaySymbol.O ? RayTag.SymbolO : RayTag.SymbolX;
-      expect(rayOf(frame, 0)).toEqual({ tag, missed: 0, fraction: Math.fround(4 / 12) });
+      expect(rayOf(frame, 0, TAGS)).toEqual({ tag, missed: 0, fraction: Math.fround(4 / 12) });
     }
 
     // A goal 5 ahead of its near edge, in its lane: each names its own symbol.
@@ -472,7 +374,7 @@ describe('Hallway in process', () => {
       nearGoals.x = (lane.minX + lane.maxX) / 2;
       nearGoals.perceive(frame);
       const tag = symbol === HallwaySymbol.O ? RayTag.SymbolOGoal : RayTag.SymbolXGoal;
-      expect(rayOf(frame, 0)).toEqual({ tag, missed: 0, fraction: Math.fround(4.5 / 12) });
+      expect(rayOf(frame, 0, TAGS)).toEqual({ tag, missed: 0, fraction: Math.fround(4.5 / 12) });
     }
   });
 });

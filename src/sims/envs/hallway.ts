@@ -31,15 +31,23 @@
 import { Academy, FIXED_DELTA_TIME } from '../sdk/academy';
 import { ActionBuffers, Agent, BehaviorParameters, ObservationWriter } from '../sdk/agent';
 import { SimDefinition, SimOptionValues, intOption, runEnvironmentMain } from '../sdk/run-environment';
-import { Box, boxAround, circleCast, distanceToBox, pushOut } from './hallway-geometry';
+import {
+  Box,
+  Gait,
+  TaggedBox,
+  WALK_ACTIONS,
+  boxAround,
+  castRay,
+  distanceToBox,
+  pushOut,
+  rayDirection,
+  rayPerceptionAngles,
+  steer,
+  walk,
+  writeRay,
+} from './top-down';
 
-// Actions, in upstream's numbering.
-export const NOTHING = 0;
-export const FORWARD = 1;
-export const BACKWARD = 2;
-export const TURN_RIGHT = 3;
-export const TURN_LEFT = 4;
-const ACTION_COUNT = 5;
+export { BACKWARD, FORWARD, NOTHING, TURN_LEFT, TURN_RIGHT } from './top-down';
 
 export const MAX_STEP = 3000;
 export const DECISION_PERIOD = 6;
@@ -70,13 +78,7 @@ export const MAX_RAY_DEGREES = 70;
 export const RAY_LENGTH = 12;
 export const CAST_RADIUS = 0.5;
 export const OBSERVATION_STACKS = 3;
-/** Unity's alternating order: forward, then right and left by one step, then by two. */
-export const RAY_ANGLES: readonly number[] = (() => {
-  const delta = MAX_RAY_DEGREES / RAYS_PER_DIRECTION;
-  const angles = [90];
-  for (let i = 1; i <= RAYS_PER_DIRECTION; i++) angles.push(90 - i * delta, 90 + i * delta);
-  return angles;
-})();
+export const RAY_ANGLES: readonly number[] = rayPerceptionAngles(RAYS_PER_DIRECTION, MAX_RAY_DEGREES);
 export const RAY_FRAME = RAY_ANGLES.length * (DETECTABLE_TAGS.length + 2);
 export const VECTOR_FRAME = 1;
 
@@ -97,11 +99,8 @@ export const GOAL_X = 7;
 const GOAL_Z = 22.29;
 const GOAL_SIZE = 4;
 
-// Motion, from HallwayAgent.MoveAgent, the agent's Rigidbody and the scene's settings.
-const RUN_SPEED = 1.5;
-const TURN_DEGREES_PER_SECOND = 150;
-const DRAG = 2;
-const FRICTION_DECELERATION = 0.6 * 9.81 * 2;
+/** Motion, from HallwayAgent.MoveAgent, the agent's Rigidbody and the scene's settings (gravity twice Earth's). */
+const GAIT: Gait = { turnDegreesPerSecond: 150, runSpeed: 1.5, frictionDeceleration: 0.6 * 9.81 * 2, drag: 2 };
 
 const WALLS: readonly Box[] = [
   { minX: -HALF_WIDTH - WALL_THICKNESS, maxX: -HALF_WIDTH, minZ: -HALF_LENGTH - WALL_THICKNESS, maxZ: HALF_LENGTH + WALL_THICKNESS },
@@ -118,7 +117,7 @@ export function hallwayBehavior(): BehaviorParameters {
       { kind: 'vector', shape: [VECTOR_FRAME * OBSERVATION_STACKS], name: VECTOR_SENSOR_NAME },
     ],
     continuousActions: 0,
-    discreteBranches: [ACTION_COUNT],
+    discreteBranches: [WALK_ACTIONS],
     maxStep: MAX_STEP,
     decisionPeriod: DECISION_PERIOD,
     takeActionsBetweenDecisions: true,
@@ -144,12 +143,6 @@ export class FrameStack {
   clear(): void {
     this.values.fill(0);
   }
-}
-
-/** What one ray saw: the tag it hit (null: nothing) and the distance over the ray's length. */
-export interface RayHit {
-  readonly tag: RayTag | null;
-  readonly fraction: number;
 }
 
 export interface Goal {
@@ -233,50 +226,18 @@ export class HallwayAgent extends Agent {
 
   /** One frame of the ray sensor, as RayPerceptionSensor writes it. */
   perceive(out: Float32Array): void {
-    out.fill(0);
-    const width = DETECTABLE_TAGS.length + 2;
+    const seen: TaggedBox[] = [
+      ...this.solids(),
+      ...this.goals.map((goal) => ({ box: goal.box, tag: goal.symbol === HallwaySymbol.O ? RayTag.SymbolOGoal : RayTag.SymbolXGoal })),
+    ];
     RAY_ANGLES.forEach((angle, ray) => {
-      const hit = this.castRay(angle);
-      if (hit.tag !== null) out[ray * width + hit.tag] = 1;
-      out[ray * width + DETECTABLE_TAGS.length] = hit.tag === null ? 1 : 0;
-      out[ray * width + DETECTABLE_TAGS.length + 1] = hit.fraction;
+      const hit = castRay(this.x, this.z, rayDirection(this.yaw, angle), CAST_RADIUS, RAY_LENGTH, seen);
+      writeRay(out, ray, DETECTABLE_TAGS.length, hit);
     });
   }
 
-  /** Casts the sensor's ray at `angle` (90: forward; below 90: to the right) from the agent. */
-  castRay(angle: number): RayHit {
-    const { dx, dz } = this.rayDirection(angle);
-    let nearest = Infinity;
-    let tag: RayTag | null = null;
-    for (const { box, tag: boxTag } of this.solids()) {
-      const t = circleCast(this.x, this.z, dx, dz, CAST_RADIUS, box);
-      if (t < nearest) {
-        nearest = t;
-        tag = boxTag;
-      }
-    }
-    for (const goal of this.goals) {
-      const t = circleCast(this.x, this.z, dx, dz, CAST_RADIUS, goal.box);
-      if (t < nearest) {
-        nearest = t;
-        tag = goal.symbol === HallwaySymbol.O ? RayTag.SymbolOGoal : RayTag.SymbolXGoal;
-      }
-    }
-    if (nearest > RAY_LENGTH) return { tag: null, fraction: 1 };
-    return { tag, fraction: nearest / RAY_LENGTH };
-  }
-
-  /** The world direction of a sensor angle: cos(angle) along the agent's right, sin(angle) along its facing. */
-  rayDirection(angle: number): { dx: number; dz: number } {
-    const a = (angle * Math.PI) / 180;
-    const yaw = (this.yaw * Math.PI) / 180;
-    const right = { x: Math.cos(yaw), z: -Math.sin(yaw) };
-    const forward = { x: Math.sin(yaw), z: Math.cos(yaw) };
-    return { dx: Math.cos(a) * right.x + Math.sin(a) * forward.x, dz: Math.cos(a) * right.z + Math.sin(a) * forward.z };
-  }
-
   /** What blocks the agent: the walls and the symbol block that shows. */
-  private solids(): Array<{ box: Box; tag: RayTag }> {
+  private solids(): TaggedBox[] {
     const symbolTag = this.selection === HallwaySymbol.O ? RayTag.SymbolO : RayTag.SymbolX;
     return [...WALLS.map((box) => ({ box, tag: RayTag.Wall })), { box: this.symbolBox, tag: symbolTag }];
   }
@@ -293,21 +254,7 @@ export class HallwayAgent extends Agent {
   /** One fixed step of motion: turn or push, slow down, slide, stop at what is solid, touch goals. */
   move(action: number): void {
     const dt = FIXED_DELTA_TIME;
-    if (action === TURN_RIGHT) this.yaw += TURN_DEGREES_PER_SECOND * dt;
-    else if (action === TURN_LEFT) this.yaw -= TURN_DEGREES_PER_SECOND * dt;
-    this.yaw = ((this.yaw % 360) + 360) % 360;
-    const push = action === FORWARD ? 1 : action === BACKWARD ? -1 : 0;
-    if (push !== 0) {
-      const yaw = (this.yaw * Math.PI) / 180;
-      this.vx += push * RUN_SPEED * Math.sin(yaw);
-      this.vz += push * RUN_SPEED * Math.cos(yaw);
-    }
-    const speed = Math.hypot(this.vx, this.vz);
-    if (speed > 0) {
-      const slowed = Math.max(0, speed - FRICTION_DECELERATION * dt) * Math.max(0, 1 - DRAG * dt);
-      this.vx *= slowed / speed;
-      this.vz *= slowed / speed;
-    }
+    walk(this, action, GAIT, dt);
     this.x += this.vx * dt;
     this.z += this.vz * dt;
     for (const { box } of this.solids()) pushOut(this, AGENT_RADIUS, box);
@@ -323,21 +270,14 @@ export class HallwayAgent extends Agent {
 
   /**
    * A decision of a walker that knows where everything is: first to the goal's lane beside the
-   * symbol block (x = +-7, level with the block), then straight along the lane to the goal. It
-   * turns until it faces its waypoint within half a decision's turn, and pushes only while slow,
-   * so that it never slides far past where it aims.
+   * symbol block (x = +-7, level with the block), then straight along the lane to the goal.
    */
   walkTo(symbol: HallwaySymbol): number {
     const goal = this.goalOf(symbol).box;
     const laneX = (goal.minX + goal.maxX) / 2;
     const beside = this.z < this.symbolZ - 1 && Math.abs(this.x - laneX) > 1;
     const target = beside ? { x: laneX, z: this.symbolZ } : { x: laneX, z: goal.minZ + 1 };
-    const wanted = (Math.atan2(target.x - this.x, target.z - this.z) * 180) / Math.PI;
-    const error = ((wanted - this.yaw + 540) % 360) - 180;
-    const halfTurn = (TURN_DEGREES_PER_SECOND * FIXED_DELTA_TIME * DECISION_PERIOD) / 2;
-    if (error > halfTurn) return TURN_RIGHT;
-    if (error < -halfTurn) return TURN_LEFT;
-    return Math.hypot(this.vx, this.vz) < 4 ? FORWARD : NOTHING;
+    return steer(this, target, GAIT, FIXED_DELTA_TIME * DECISION_PERIOD);
   }
 }
 
