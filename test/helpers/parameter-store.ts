@@ -1,5 +1,5 @@
 /** A parameter vector with an allocator over it, as a network gives its layers. */
-import { ParameterAllocator, ParameterBlock, ParameterSource, sizeOf } from '../../src/networks/layers/layer';
+import { ParameterAllocator, ParameterBlock, ParameterSource, sequentialAllocator } from '../../src/networks/layers/layer';
 
 export interface ParameterStore {
   readonly allocate: ParameterAllocator;
@@ -10,17 +10,11 @@ export interface ParameterStore {
 }
 
 export function parameterStore(): ParameterStore {
-  const blocks: ParameterBlock[] = [];
-  let size = 0;
+  const { allocate, blocks, size } = sequentialAllocator();
   let source: ParameterSource | null = null;
   return {
     blocks,
-    allocate: (name, shape) => {
-      const block = { name, offset: size, shape: [...shape] };
-      blocks.push(block);
-      size += sizeOf(shape);
-      return block;
-    },
-    source: () => (source ??= { parameters: new Float32Array(size), gradient: new Float32Array(size), version: 0 }),
+    allocate,
+    source: () => (source ??= { parameters: new Float32Array(size()), gradient: new Float32Array(size()), version: 0 }),
   };
 }

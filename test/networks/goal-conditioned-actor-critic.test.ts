@@ -8,11 +8,11 @@
 import { memoryLogger } from '../../src/common/logger';
 import { SeededRandom } from '../../src/common/random';
 import { ActionSpec, BehaviorSpec, ObservationType } from '../../src/env/behavior-spec';
-import type { ActorCritic, HeadGradients, HeadOutputs, SequenceMemories } from '../../src/networks/actor-critic';
+import type { ActorCritic, SequenceMemories } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';
 import { blockValues } from '../../src/networks/layers/layer';
 import { centralDifference } from '../helpers/finite-differences';
-import { model, observations, vectorObservation, visualObservation } from './model-fixtures';
+import { headLoss, model, observations, vectorObservation, visualObservation } from './model-fixtures';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -78,27 +78,6 @@ describe('acting', () => {
   });
 });
 
-/** A loss that reads every head output with its own weight. */
-function headLoss(random: SeededRandom): (outputs: HeadOutputs, gradients: HeadGradients) => number {
-  const weights = new Float64Array(64).map(() => random.gaussian());
-  return (outputs, gradients) => {
-    const parts: Array<[Float32Array, Float32Array]> = [
-      [outputs.means, gradients.means],
-      [outputs.logits, gradients.logits],
-      [outputs.values[0], gradients.values[0]],
-    ];
-    let total = 0;
-    let k = 0;
-    for (const [values, grads] of parts) {
-      for (let i = 0; i < values.length; i++, k++) {
-        const w = weights[k % weights.length];
-        total += w * Math.tanh(values[i]);
-        grads[i] += w * (1 - Math.tanh(values[i]) ** 2);
-      }
-    }
-    return total;
-  };
-}
 
 /** Checks the 2 largest gradient entries of each block matching `pattern` against central differences. */
 function expectGradientAsFiniteDifferences(net: ActorCritic, behaviorSpec: BehaviorSpec, count: number, pattern: RegExp, sequences?: SequenceMemories): void {

@@ -1,7 +1,7 @@
 /** Behaviors, models and minibatches for the network and PPO tests. */
 import type { NetworkSettings } from '../../src/config/settings';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType, observationSize } from '../../src/env/behavior-spec';
-import { ActorCritic } from '../../src/networks/actor-critic';
+import { ActorCritic, HeadGradients, HeadOutputs } from '../../src/networks/actor-critic';
 import { SeededRandom } from '../../src/common/random';
 import { PpoMinibatch } from '../../src/trainers/ppo/loss';
 
@@ -87,5 +87,27 @@ export function minibatch(net: ActorCritic, spec: BehaviorSpec, count: number, s
     advantages: new Float32Array(count).map(() => random.gaussian()),
     returns: perSignal(() => new Float32Array(count).map(() => random.gaussian())),
     oldValues: perSignal((name) => nudge(values[name], 0.4)),
+  };
+}
+
+/** A loss that reads every head output with its own weight. */
+export function headLoss(random: SeededRandom): (outputs: HeadOutputs, gradients: HeadGradients) => number {
+  const weights = new Float64Array(64).map(() => random.gaussian());
+  return (outputs, gradients) => {
+    const parts: Array<[Float32Array, Float32Array]> = [
+      [outputs.means, gradients.means],
+      [outputs.logits, gradients.logits],
+      [outputs.values[0], gradients.values[0]],
+    ];
+    let total = 0;
+    let k = 0;
+    for (const [values, grads] of parts) {
+      for (let i = 0; i < values.length; i++, k++) {
+        const w = weights[k % weights.length];
+        total += w * Math.tanh(values[i]);
+        grads[i] += w * (1 - Math.tanh(values[i]) ** 2);
+      }
+    }
+    return total;
   };
 }

@@ -4,13 +4,12 @@
  */
 import { memoryLogger } from '../../src/common/logger';
 import { ActionSpec } from '../../src/env/behavior-spec';
-import type { HeadGradients, HeadOutputs } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';
 import { categoricalLogProb, maskedSoftmax } from '../../src/networks/distributions';
 import { blockValues } from '../../src/networks/layers/layer';
 import { SeededRandom } from '../../src/common/random';
 import { centralDifference } from '../helpers/finite-differences';
-import { behavior, model, observations } from './model-fixtures';
+import { behavior, headLoss, model, observations } from './model-fixtures';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -117,27 +116,9 @@ describe('a recurrent actor-critic', () => {
     const steps = 6;
     const obs = observations(spec, steps, random);
     const sequences = { length: 3, actor: randomMemories(2, 10, random), critic: randomMemories(2, 10, random) };
-    // A loss that reads every head output with its own weight.
-    const weights = new Float64Array(64).map(() => random.gaussian());
-    const headLoss = (outputs: HeadOutputs, gradients: HeadGradients): number => {
-      const parts: Array<[Float32Array, Float32Array]> = [
-        [outputs.means, gradients.means],
-        [outputs.logits, gradients.logits],
-        [outputs.values[0], gradients.values[0]],
-      ];
-      let total = 0;
-      let k = 0;
-      for (const [values, grads] of parts) {
-        for (let i = 0; i < values.length; i++, k++) {
-          const w = weights[k % weights.length];
-          total += w * Math.tanh(values[i]);
-          grads[i] += w * (1 - Math.tanh(values[i]) ** 2);
-        }
-      }
-      return total;
-    };
-    const loss = (): number => net.computeGradient(obs, steps, headLoss, sequences).loss;
-    const gradient = Float32Array.from(net.computeGradient(obs, steps, headLoss, sequences).gradient);
+    const lossFunction = headLoss(random);
+    const loss = (): number => net.computeGradient(obs, steps, lossFunction, sequences).loss;
+    const gradient = Float32Array.from(net.computeGradient(obs, steps, lossFunction, sequences).gradient);
     const numeric = (index: number) => centralDifference(net.parameters, index, 1e-3, loss, () => net.parametersChanged());
     const blocks = net.blocks.filter((b) => /lstm|layers\.0\.weight|mu|branches|value_heads/.test(b.name));
     for (const block of blocks) {
