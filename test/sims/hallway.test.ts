@@ -27,7 +27,7 @@ import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { SeededRandom } from '../../src/common/random';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
 import { Mirror, randomPlayTrace } from '../helpers/mirror';
-import { act, rayOf } from '../helpers/walkers';
+import { act, playUntilInterrupted, rayOf } from '../helpers/walkers';
 import { ROOT, tempDir } from '../helpers/paths';
 
 const HALLWAY_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'hallway.js');
@@ -212,30 +212,11 @@ describe('Hallway over gRPC', () => {
   it('interrupts an episode at MaxStep 3000 (500 decisions), the penalties summing to -1, and starts the next one afresh', async () => {
     const env = await launch(['--agents', '1'], { seed: 2 });
     await env.reset();
-    const id = env.getSteps(BEHAVIOR)[0].agentId[0];
-    let total = 0;
-    let decisions = 1;
-    for (;;) {
-      env.setActions(BEHAVIOR, { discrete: [[NOTHING]] });
-      await env.step();
-      const [decision, terminal] = env.getSteps(BEHAVIOR);
-      if (terminal.length > 0) {
-        expect(Array.from(terminal.agentId)).toEqual([id]);
-        expect(terminal.interrupted[0]).toBe(1);
-        expect(terminal.reward[0]).toBe(DECISION_PENALTY);
-        total += terminal.reward[0];
-        // The last report is at step 3000: the stack's newest StepCount/MaxStep is 1.
-        expect(terminal.observation(1, 0)[2]).toBe(1);
-        // The same agent starts its next episode in the same message, its stacks emptied.
-        expect(Array.from(decision.agentId)).toEqual([id]);
-        expect(decision.reward[0]).toBe(0);
-        expect(Array.from(decision.observation(1, 0))).toEqual([0, 0, Math.fround(1 / MAX_STEP)]);
-        break;
-      }
-      decisions += 1;
-      expect(decision.reward[0]).toBe(DECISION_PENALTY);
-      total += decision.reward[0];
-    }
+    const { decisions, total, decision, terminal } = await playUntilInterrupted(env, BEHAVIOR, NOTHING, DECISION_PENALTY);
+    // The last report is at step 3000: the stack's newest StepCount/MaxStep is 1.
+    expect(terminal.observation(1, 0)[2]).toBe(1);
+    // The next episode starts with its stacks emptied.
+    expect(Array.from(decision.observation(1, 0))).toEqual([0, 0, Math.fround(1 / MAX_STEP)]);
     expect(decisions).toBe(MAX_STEP / DECISION_PERIOD);
     expect(total).toBeCloseTo(-1, 4);
   }, 60000);

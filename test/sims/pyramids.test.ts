@@ -24,7 +24,7 @@ import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { SeededRandom } from '../../src/common/random';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
 import { Mirror, randomPlayTrace } from '../helpers/mirror';
-import { act, rayOf } from '../helpers/walkers';
+import { act, playUntilInterrupted, rayOf } from '../helpers/walkers';
 import { ROOT, tempDir } from '../helpers/paths';
 
 const PYRAMIDS_ENV = path.join(ROOT, 'dist', 'sims', 'envs', 'pyramids.js');
@@ -215,27 +215,7 @@ describe('Pyramids over gRPC', () => {
   it('interrupts an episode at MaxStep 5000 (1000 decisions), the penalties summing to -1, and starts the next one afresh', async () => {
     const env = await launch(['--agents', '1'], { seed: 2 });
     await env.reset();
-    const id = env.getSteps(BEHAVIOR)[0].agentId[0];
-    let total = 0;
-    let decisions = 1;
-    for (;;) {
-      env.setActions(BEHAVIOR, { discrete: [[TURN_LEFT]] });
-      await env.step();
-      const [decision, terminal] = env.getSteps(BEHAVIOR);
-      if (terminal.length > 0) {
-        expect(Array.from(terminal.agentId)).toEqual([id]);
-        expect(terminal.interrupted[0]).toBe(1);
-        expect(terminal.reward[0]).toBe(DECISION_PENALTY);
-        total += terminal.reward[0];
-        // The same agent starts its next episode in the same message.
-        expect(Array.from(decision.agentId)).toEqual([id]);
-        expect(decision.reward[0]).toBe(0);
-        break;
-      }
-      decisions += 1;
-      expect(decision.reward[0]).toBe(DECISION_PENALTY);
-      total += decision.reward[0];
-    }
+    const { decisions, total } = await playUntilInterrupted(env, BEHAVIOR, TURN_LEFT, DECISION_PENALTY);
     expect(decisions).toBe(MAX_STEP / DECISION_PERIOD);
     expect(total).toBeCloseTo(-1, 4);
   }, 60000);
