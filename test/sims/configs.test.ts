@@ -20,12 +20,13 @@ import { REFERENCE_CONFIGS } from '../config/config-helpers';
 const CONFIG = path.resolve(__dirname, '../../config');
 const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, HALLWAY, PYRAMIDS, VISUAL3DBALL].map((d) => [d.name, d]));
 
-/** config/<trainer>/<Environment>.yaml, for every built-in environment that has one. */
-const configs = ['ppo', 'sac'].flatMap((trainer) =>
+/** config/<folder>/<Environment>.yaml for every built-in environment that has one, and the trainer_type each folder holds (ML-Agents' imitation configurations are PPO). */
+const FOLDERS = { ppo: 'ppo', sac: 'sac', imitation: 'ppo' } as const;
+const configs = Object.entries(FOLDERS).flatMap(([folder, trainer]) =>
   fs
-    .readdirSync(path.join(CONFIG, trainer))
+    .readdirSync(path.join(CONFIG, folder))
     .filter((name) => name.endsWith('.yaml'))
-    .map((name) => ({ trainer, environment: name.replace(/\.yaml$/, ''), file: path.join(CONFIG, trainer, name) })),
+    .map((name) => ({ folder, trainer, environment: name.replace(/\.yaml$/, ''), file: path.join(CONFIG, folder, name) })),
 );
 
 /** The environment a file is for: the longest built-in name that begins its name (PyramidsRND: Pyramids). */
@@ -42,14 +43,14 @@ function behaviorNamesOf(definition: SimDefinition): string[] {
 }
 
 describe('config/ for the built-in environments', () => {
-  it('has the configurations of GridWorld, Hallway, Pyramids (curiosity and RND) and Visual3DBall', () => {
-    const names = configs.map((c) => `${c.trainer}/${c.environment}`);
+  it('has the configurations of GridWorld, Hallway, Pyramids (curiosity, RND and imitation) and Visual3DBall', () => {
+    const names = configs.map((c) => `${c.folder}/${c.environment}`);
     expect(names).toEqual(
-      expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Pyramids', 'ppo/PyramidsRND', 'ppo/Visual3DBall']),
+      expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Pyramids', 'ppo/PyramidsRND', 'imitation/Pyramids', 'ppo/Visual3DBall']),
     );
   });
 
-  it.each(configs.map((c) => [`${c.trainer}/${c.environment}`, c] as const))(
+  it.each(configs.map((c) => [`${c.folder}/${c.environment}`, c] as const))(
     '%s loads, trains the behavior its environment announces, at time scale 1000',
     (_name, config) => {
       const options = loadRunOptions([config.file], '/', memoryLogger());
@@ -61,18 +62,18 @@ describe('config/ for the built-in environments', () => {
     },
   );
 
-  const withReference = configs.filter((c) => fs.existsSync(path.join(REFERENCE_CONFIGS, c.trainer, `${c.environment}.yaml`)));
+  const withReference = configs.filter((c) => fs.existsSync(path.join(REFERENCE_CONFIGS, c.folder, `${c.environment}.yaml`)));
   if (withReference.length === 0) {
     console.log(`skipped: ../shared/reference not present (looked for ${REFERENCE_CONFIGS})`);
     it.skip('skipped: ../shared/reference not present', () => undefined);
     return;
   }
 
-  it.each(withReference.map((c) => [`${c.trainer}/${c.environment}`, c] as const))(
+  it.each(withReference.map((c) => [`${c.folder}/${c.environment}`, c] as const))(
     "%s holds ML-Agents' own settings for the behavior (threaded: true aside)",
     (_name, config) => {
       const ours = loadRunOptions([config.file], '/', memoryLogger());
-      const upstream = loadRunOptions([path.join(REFERENCE_CONFIGS, config.trainer, `${config.environment}.yaml`)], '/', memoryLogger());
+      const upstream = loadRunOptions([path.join(REFERENCE_CONFIGS, config.folder, `${config.environment}.yaml`)], '/', memoryLogger());
       for (const [behavior, settings] of Object.entries(ours.behaviors)) {
         // Our addition to a behavior: PPO's updates in a worker thread (config/ppo/3DBall.yaml).
         expect({ ...settings, threaded: false }).toEqual({ ...upstream.behaviors[behavior], threaded: false });
