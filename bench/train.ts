@@ -15,6 +15,10 @@
  *       config/ppo/Pyramids.yaml (curiosity), config/ppo/PyramidsRND.yaml (rnd) and Pyramids.yaml without
  *       its curiosity section (ppo: the extrinsic reward alone), each for --pyramids-steps steps, same seed:
  *       every summary's mean reward, the first to reach PYRAMIDS_SOLVED, and the last;
+ *   (h) with --imitation, instead of the rest: built-in Basic with config/imitation/Basic.yaml (GAIL and
+ *       behavioral cloning from a demonstration its heuristic records first, 1000 records) and with
+ *       config/ppo/Basic.yaml, each for BASIC_STEPS steps, same seed: the first summary at the
+ *       heuristic's level (HEURISTIC_BASIC), the last, and every summary's mean reward;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
@@ -22,12 +26,14 @@
  *          --visual (only (e): GridWorld and Visual3DBall with config/ppo's files, up to their max_steps: long)
  *          --hallway memory,no-memory (only (f), the runs named; long)  --hallway-steps 2000000
  *          --pyramids curiosity,rnd,ppo (only (g), the runs named; long)  --pyramids-steps 250000
+ *          --imitation (only (h))
  */
-import { spawn } from 'child_process';
+import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseArgs } from 'util';
 import * as YAML from 'yaml';
+import { builtinExecutable } from '../src/sims/builtin';
 import { freePort, tempDir } from '../test/helpers/paths';
 import { simpleGoalArgs, writeSimplePpoConfig } from '../test/cli/learn-helpers';
 import { sacBenchmarks } from './sac';
@@ -48,6 +54,11 @@ const BASIC_STEPS = 40000;
  * of 320) for plain PPO to learn it within 300000 steps; here they reached it in none of 800.
  */
 const PYRAMIDS_WORLD = ['--area-scale', '0.6', '--max-step', '800'];
+/** (h) Basic's heuristic walks straight to the large goal: 1 less 7 steps' cost; a summary within 0.01 of it is at its level. */
+const HEURISTIC_BASIC = 0.92;
+/** (h) Records of the heuristic's demonstration. */
+const BASIC_DEMO_RECORDS = 1000;
+
 /** A summary mean above this needs most episodes to end at the gold brick (+2 less the steps' cost; -1 when not reached). */
 const PYRAMIDS_SOLVED = 1;
 
@@ -236,6 +247,7 @@ async function main(): Promise<void> {
       hallway: { type: 'string' },
       'hallway-steps': { type: 'string', default: '2000000' },
       pyramids: { type: 'string' },
+      imitation: { type: 'boolean', default: false },
       'pyramids-steps': { type: 'string', default: '250000' },
     },
   });
@@ -253,6 +265,29 @@ async function main(): Promise<void> {
       "(f) built-in Hallway, config/ppo/Hallway.yaml with and without its memory, to upstream's benchmark 0.7 (seed 1, wasm backend)",
       ['config', 'max_steps', 'run wall s', 'first summary mean >= 0.7', 'last summary mean'],
       rows,
+    );
+    return;
+  }
+
+  if (values.imitation) {
+    const demo = path.join(tempDir('bench-basic-demo'), 'ExpertBasic.demo');
+    const recording = ['--heuristic', '--record', demo, '--record-steps', String(BASIC_DEMO_RECORDS), '--steps', String(2 * BASIC_DEMO_RECORDS)];
+    execFileSync(process.execPath, [builtinExecutable('Basic'), ...recording]);
+    const recorded = {
+      label: `(demo_path: ${BASIC_DEMO_RECORDS} records of the heuristic)`,
+      apply: (settings: Record<string, unknown>) => {
+        ((settings.reward_signals as Record<string, Record<string, unknown>>).gail).demo_path = demo;
+        (settings.behavioral_cloning as Record<string, unknown>).demo_path = demo;
+      },
+    };
+    const world = { envArgs: [], fullBudget: true };
+    printTable(
+      `(h) built-in Basic: imitation of its heuristic against PPO alone, ${BASIC_STEPS} steps (seed 1, wasm backend)`,
+      ['config', 'max_steps', 'run wall s', `first summary mean >= ${HEURISTIC_BASIC}`, 'last summary mean', 'every summary mean'],
+      [
+        await trainToThreshold(path.join(ROOT, 'config', 'imitation', 'Basic.yaml'), 'Basic', 'Basic', HEURISTIC_BASIC, BASIC_STEPS, recorded, world),
+        await trainToThreshold(BASIC_CONFIG, 'Basic', 'Basic', HEURISTIC_BASIC, BASIC_STEPS, undefined, world),
+      ],
     );
     return;
   }

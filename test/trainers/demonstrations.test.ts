@@ -30,7 +30,7 @@ function record(name: string, records: number, ...envArgs: string[]): string {
 const sum = (values: ArrayLike<number>) => Array.from(values).reduce((a, b) => a + b, 0);
 
 describe('demonstrations recorded by SimpleGoal', () => {
-  it('pair each record with the reward and done of the next, as upstream\'s make_demo_buffer (continuous)', () => {
+  it('pair each record with the reward and done of the next, as upstream\'s make_demo_buffer, and the action decided at it (continuous)', () => {
     const file = record('continuous.demo', 100, '--continuous', '1', '--discrete', '0');
     const records = readDemoFile(file).records;
     expect(records).toHaveLength(100);
@@ -42,7 +42,9 @@ describe('demonstrations recorded by SimpleGoal', () => {
       const info = records[t].agent_info!;
       const next = records[t + 1].agent_info!;
       expect(buffer.get(observationKey(0)).row(t)[0]).toBe(info.observations![0].float_data!.data![0]);
-      expect(buffer.get(BufferKey.CONTINUOUS_ACTION).row(t)[0]).toBe(records[t].action_info!.continuous_actions![0]);
+      // The decision taken at record t is stored in record t + 1 (Unity's recorder); a terminal record keeps its own.
+      const decided = info.done ? records[t] : records[t + 1];
+      expect(buffer.get(BufferKey.CONTINUOUS_ACTION).row(t)[0]).toBe(decided.action_info!.continuous_actions![0]);
       expect(buffer.get(BufferKey.ENVIRONMENT_REWARDS).row(t)[0]).toBeCloseTo(next.reward ?? 0, 7);
       expect(buffer.get(BufferKey.DONE).row(t)[0]).toBe(next.done ? 1 : 0);
     }
@@ -54,8 +56,17 @@ describe('demonstrations recorded by SimpleGoal', () => {
     const discrete = loadDemonstrations(record('discrete.demo', 40, '--continuous', '0', '--discrete', '1'), 1);
     expect(discrete.spec.actionSpec.equals(new ActionSpec(0, [2]))).toBe(true);
     expect(discrete.buffer.get(BufferKey.DISCRETE_ACTION).width).toBe(1);
-    // The heuristic's choice is the goal's side (1 for +1, 0 for -1), stored one decision late.
-    expect(new Set(discrete.buffer.get(BufferKey.DISCRETE_ACTION).rows)).toEqual(new Set([0, 1]));
+    // The heuristic's choice is the goal's side (1 for +1, 0 for -1), and every observation shows the
+    // goal: each row that is not a terminal record's holds the choice made at its observation, also
+    // at an episode's first decision (whose record holds the cleared action, 0, and upstream's
+    // make_demo_buffer takes that).
+    const goals = discrete.buffer.get(observationKey(0));
+    const choices = discrete.buffer.get(BufferKey.DISCRETE_ACTION).rows;
+    const records = readDemoFile(discrete.files[0]).records;
+    const decisionRows = choices.map((_, t) => (records[t].agent_info!.done ? -1 : t)).filter((t) => t >= 0);
+    expect(decisionRows.length).toBeGreaterThan(30);
+    for (const t of decisionRows) expect(choices[t]).toBe(goals.row(t)[0] > 0 ? 1 : 0);
+    expect(new Set(choices)).toEqual(new Set([0, 1]));
 
     const folder = path.join(dir, 'hybrid');
     fs.mkdirSync(folder);
@@ -130,13 +141,25 @@ const REFERENCE_DEMOS = path.resolve(__dirname, '../../../shared/reference/demos
     expect(sum(buffer.get(BufferKey.DONE).rows)).toBe(21);
     expect(sum(buffer.get(BufferKey.ENVIRONMENT_REWARDS).rows)).toBeCloseTo(213.4, 2);
     expect(sum(buffer.get(observationKey(0)).rows)).toBeCloseTo(6089.8134, 1);
-    expect(sum(buffer.get(BufferKey.CONTINUOUS_ACTION).rows)).toBeCloseTo(0.8167, 2);
+    // The actions: each row's is the one decided at its record, which the next record holds
+    // (upstream's loader, taking each record's own, sums them to 0.8167).
+    const records = readDemoFile(path.join(REFERENCE_DEMOS, 'test.demo')).records;
+    const actions = buffer.get(BufferKey.CONTINUOUS_ACTION);
+    for (let t = 0; t < buffer.numExperiences; t++) {
+      const decided = records[t].agent_info?.done ? records[t] : records[t + 1];
+      // Unity's file is from before hybrid actions: vector_actions_deprecated.
+      expect(Array.from(actions.row(t))).toEqual(Array.from(decided.action_info!.vector_actions_deprecated!, Math.fround));
+    }
   });
 
   it('read Basic\'s discrete demonstration', () => {
     const { spec, buffer } = loadDemonstrations(path.join(REFERENCE_DEMOS, 'ExpertBasic.demo'), 1);
     expect(spec.actionSpec.equals(new ActionSpec(0, [3]))).toBe(true);
-    expect(buffer.numExperiences).toBe(readDemoFile(path.join(REFERENCE_DEMOS, 'ExpertBasic.demo')).records.length - 1);
+    const records = readDemoFile(path.join(REFERENCE_DEMOS, 'ExpertBasic.demo')).records;
+    expect(buffer.numExperiences).toBe(records.length - 1);
+    // Its last record holds no action (the recording closed first): the row before it keeps its own.
+    expect(records[records.length - 1].action_info?.vector_actions_deprecated ?? []).toHaveLength(0);
+    expect(Array.from(buffer.get(BufferKey.DISCRETE_ACTION).rows).every((a) => a === 2)).toBe(true);
   });
 });
 
