@@ -141,7 +141,9 @@ export class Dense implements Layer {
     const dz = (gate === null ? outputGradient : swishBackward(outputGradient, gate, output!)) as tf.Tensor2D;
     copyTensorInto(tf.matMul(tf.transpose(dz), x), source.gradient, this.weightOffset);
     copyTensorInto(tf.sum(dz, 0), source.gradient, this.biasOffset);
-    return needInput ? tf.matMul(dz, this.weightTensors(source).weight) : null;
+    // dz W as (W^T dz^T)^T: the forward's W^T as the left operand, which XNNPACK reads in place
+    // (a right operand it first copies into its own layout, once per new tensor: per update).
+    return needInput ? tf.transpose(tf.matMul(this.weightTensors(source).transposed, tf.transpose(dz))) : null;
   }
 
   // Columns: feature-major (features x samples), with tfjs.
