@@ -117,6 +117,14 @@ describe('layers: backward passes against tfjs autodiff', () => {
     );
   });
 
+  it('Dense with a large weight matrix (300 x 256, the visual encoders\' size: the backward takes dz W another way)', () => {
+    expectGradientsMatch(
+      (allocate) => linearLayer(allocate, 'dense', 300, 256, { kind: 'kaimingNormal', gain: 1 }),
+      [3, 300],
+      (x, p) => tf.add(tf.matMul(x, p['dense.weight'], false, true), p['dense.bias']),
+    );
+  });
+
   it('LinearEncoder: two Swish layers', () => {
     expectGradientsMatch(
       (allocate) => new LinearEncoder(allocate, 'encoder', 6, 5, 2),
