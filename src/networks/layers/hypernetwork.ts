@@ -19,9 +19,10 @@
  * with its samples S(u): dW_u = sum over S(u) of x^T dy, dM = n^T dW, dC = the sum of the dW_u,
  * dn_u = M . dW_u (summed over I O), dx = dy W(g)^T. It is exact only for the goals' sums: the
  * gradient of each sample's own goal is not recovered, so a layer whose goal comes out of an
- * encoder that learns (`goalGradient`) gives every sample its own group instead. No product has a
- * transposed operand (the wasm backend's are 5 to 10 times slower), and M is always read in
- * place (see forward()). Checked against tfjs's autodiff in test/networks/layers.
+ * encoder that learns (`goalGradient`) gives every sample its own group instead; the plain-loop
+ * passes always do. Products with a transposed operand (the wasm backend runs them in a plain
+ * loop, 5 to 10 times slower) are avoided but for one, on purpose: see generatedProduct().
+ * Checked against tfjs's autodiff in test/networks/layers.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
