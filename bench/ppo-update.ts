@@ -71,12 +71,22 @@ function newModel(
   });
 }
 
-/** Minibatches as the buffer would give them: actions and log probs from the policy itself. */
+/**
+ * Minibatches as the buffer would give them: actions and log probs from the policy itself. A goal
+ * signal is a one-hot of its size, as GridWorld's (its cost depends on how many goals differ).
+ */
 function minibatches(model: ActorCritic, howMany: number, spec = SPEC, batch = BATCH): PpoMinibatch[] {
   const random = new SeededRandom(2);
   const BATCH = batch;
+  const values = (obs: (typeof spec.observationSpecs)[number]): Float32Array => {
+    const size = observationSize(obs);
+    if (obs.observationType !== ObservationType.GOAL_SIGNAL) return new Float32Array(BATCH * size).map(() => random.gaussian());
+    const goals = new Float32Array(BATCH * size);
+    for (let s = 0; s < BATCH; s++) goals[s * size + random.int(size)] = 1;
+    return goals;
+  };
   return Array.from({ length: howMany }, () => {
-    const observations = spec.observationSpecs.map((obs) => new Float32Array(BATCH * observationSize(obs)).map(() => random.gaussian()));
+    const observations = spec.observationSpecs.map(values);
     model.updateNormalization(observations, BATCH);
     const acted = model.act(observations, BATCH);
     return {

@@ -198,7 +198,9 @@ export class NetworkBody {
 export function createBodyEncoder(allocate: ParameterAllocator, name: string, layout: BodyInputLayout, network: NetworkSettings, inputWidth: number): BodyEncoder {
   const { hidden_units: hidden, num_layers: numLayers } = network;
   if (network.goal_conditioning_type === 'hyper' && layout.goalColumns.length > 0) {
-    return new ConditionalEncoder(allocate, name, inputWidth, layout.goalColumns, hidden, numLayers, 1);
+    // Only an image goal's encoder learns from the gradient of the goal itself.
+    const goalGradient = layout.goalObservations.some((k) => layout.visualObservations.includes(k));
+    return new ConditionalEncoder(allocate, name, inputWidth, layout.goalColumns, hidden, numLayers, 1, goalGradient);
   }
   return new LinearEncoder(allocate, name, inputWidth, hidden, numLayers);
 }

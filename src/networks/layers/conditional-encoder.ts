@@ -48,13 +48,20 @@ export class ConditionalEncoder implements BodyEncoder {
     hiddenUnits: number,
     numLayers: number,
     conditionalLayers = 1,
+    /**
+     * Whether the goal columns of backward()'s input gradient carry the gradient through the
+     * hypernetworks, as a goal from an encoder that learns needs; without, they carry only the
+     * gradient of the goal as an ordinary input, and the hypernetworks generate their weights
+     * once per distinct goal of a batch rather than once per sample (hypernetwork.ts).
+     */
+    goalGradient = true,
   ) {
     this.layers = Array.from({ length: numLayers }, (_, l): ConditionalLayer => {
       const layerInputs = l === 0 ? inputs : hiddenUnits;
       if (numLayers - l > conditionalLayers) {
         return { dense: linearLayer(allocate, `${name}.${l}`, layerInputs, hiddenUnits, { kind: 'kaimingNormal', gain: 1 }, 'swish') };
       }
-      return { hyper: new HyperNetwork(allocate, `${name}.${l}`, layerInputs, hiddenUnits, goalColumns.length, hiddenUnits), swish: new Swish([hiddenUnits]) };
+      return { hyper: new HyperNetwork(allocate, `${name}.${l}`, layerInputs, hiddenUnits, goalColumns.length, hiddenUnits, 2, goalGradient), swish: new Swish([hiddenUnits]) };
     });
     this.blocks = this.layers.flatMap((layer) => ('dense' in layer ? layer.dense.blocks : layer.hyper.blocks));
     this.outputShape = [hiddenUnits];

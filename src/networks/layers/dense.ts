@@ -24,6 +24,9 @@ import { copyTensorInto, tensorValues, transposeInto } from '../tensor-io';
 import { swishBackward } from './activations';
 import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, TracedParameters, blockValues } from './layer';
 
+/** Weights (inputs x outputs) above which the batch-first backward avoids W as a right operand: 256 x 256 breaks even here. */
+const LARGE_WEIGHT = 256 * 256;
+
 /** Upstream's initializations of a linear layer's weights (layers.py, with nonlinearity "linear"). */
 export type DenseInit =
   /** normal with std gain / sqrt(fan_in) */
@@ -141,7 +144,12 @@ export class Dense implements Layer {
     const dz = (gate === null ? outputGradient : swishBackward(outputGradient, gate, output!)) as tf.Tensor2D;
     copyTensorInto(tf.matMul(tf.transpose(dz), x), source.gradient, this.weightOffset);
     copyTensorInto(tf.sum(dz, 0), source.gradient, this.biasOffset);
-    return needInput ? tf.matMul(dz, this.weightTensors(source).weight) : null;
+    if (!needInput) return null;
+    const { weight, transposed } = this.weightTensors(source);
+    // XNNPACK copies a product's right operand into its own layout once per new tensor (here, per
+    // update). For a large W that copy costs more than taking dz W as (W^T dz^T)^T, whose left
+    // operand is read in place, and its two transposes of the batch's rows.
+    return this.inputs * this.outputs > LARGE_WEIGHT ? tf.transpose(tf.matMul(transposed, tf.transpose(dz))) : tf.matMul(dz, weight);
   }
 
   // Columns: feature-major (features x samples), with tfjs.

@@ -8,21 +8,25 @@
  *
  * Blocks as torch names the module's: `<name>.hypernet.<2l>` for the MLP's layers (Swish and
  * LayerNorm take the odd places of torch's Sequential), `<name>.hypernet.<2 numLayers + 1>` for
- * the last layer and `<name>.bias`. The last layer's weight is kept as [H, I, O], entry (k, i, o)
- * being hidden unit k's weight on the generated W(g)[i, o] (torch keeps [I O, H]), and its bias as
- * [I, O]: then, with n the normalized hidden features,
+ * the last layer and `<name>.bias`. The last layer's weight is kept as [H, I O] (torch keeps
+ * [I O, H]), its bias as [I O]: with n the normalized hidden features of a goal,
  *
- *     y = (n outer x) M + x C + b,    M = the weight as (H I) x O, C = the bias as I x O,
+ *     W(g) = n M + C,    y = x W(g) + b.
  *
- * one product over the outer products of the batch and no product with a transposed operand (the
- * wasm backend's transposed products are 5 to 10 times slower). The backward is derived by hand:
- * dM = (n outer x)^T dy, dC = x^T dy, and d(n outer x) = dy M^T, taken as M dy^T so that M needs
- * no transposed copy; from it dn (summed over the inputs, times x) and dx (summed over the hidden
- * features, times n, plus dy C^T). Checked against tfjs's autodiff in test/networks/layers.
+ * Generating W(g) costs H I O multiply-adds, against I O for using it, so a batch generates it
+ * once per distinct goal (goals are few in practice: GridWorld has two) and each sample picks its
+ * goal's: U distinct goals cost U H I O. The backward is derived by hand, per distinct goal u
+ * with its samples S(u): dW_u = sum over S(u) of x^T dy, dM = n^T dW, dC = the sum of the dW_u,
+ * dn_u = M . dW_u (summed over I O), dx = dy W(g)^T. It is exact only for the goals' sums: the
+ * gradient of each sample's own goal is not recovered, so a layer whose goal comes out of an
+ * encoder that learns (`goalGradient`) gives every sample its own group instead; the plain-loop
+ * passes always do. Products with a transposed operand (the wasm backend runs them in a plain
+ * loop, 5 to 10 times slower) are avoided but for one, on purpose: see generatedProduct().
+ * Checked against tfjs's autodiff in test/networks/layers.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto } from '../tensor-io';
+import { copyTensorInto, tensorValues } from '../tensor-io';
 import { Dense, linearLayer } from './dense';
 import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, blockValues } from './layer';
 import { LayerNorm } from './layer-norm';
@@ -30,14 +34,33 @@ import { LayerNorm } from './layer-norm';
 /** The last layer's weights and biases as tensors, in the shapes the passes multiply by. */
 interface GeneratorTensors {
   readonly version: number;
-  /** M: (H I) x O */
+  /** M: H x (I O) */
   readonly weight: tf.Tensor2D;
-  /** C: I x O */
-  readonly generatedBias: tf.Tensor2D;
+  /** C: I O */
+  readonly generatedBias: tf.Tensor1D;
   readonly bias: tf.Tensor1D;
 }
 
-/** What a kept forward pass left for the backward: the main layer's input and the normalized hidden features. */
+/**
+ * The samples of a batch grouped by goal: `first[u]` is the first sample of distinct goal u,
+ * `membership` (count x U) is 1 where sample s has goal u. Null: every sample its own group.
+ */
+interface GoalGroups {
+  readonly first: tf.Tensor1D;
+  readonly membership: tf.Tensor2D;
+}
+
+/** What a kept tfjs forward left for the backward. */
+interface KeptTensors {
+  readonly input: tf.Tensor2D;
+  /** Each distinct goal's normalized hidden features: U x H. */
+  readonly normalized: tf.Tensor2D;
+  /** Each sample's generated weights: count x I x O. */
+  readonly generated: tf.Tensor3D;
+  readonly groups: GoalGroups | null;
+}
+
+/** What a kept JavaScript forward left for the backward: the main layer's input and the normalized hidden features. */
 interface KeptPass<T> {
   readonly input: T;
   readonly normalized: T;
@@ -60,7 +83,7 @@ export class HyperNetwork {
   readonly generatedBias: ParameterBlock;
   readonly bias: ParameterBlock;
   private tensors: GeneratorTensors | null = null;
-  private kept: KeptPass<tf.Tensor2D> | null = null;
+  private kept: KeptTensors | null = null;
   private keptInJavaScript: KeptPass<Float32Array> | null = null;
 
   constructor(
@@ -75,6 +98,11 @@ export class HyperNetwork {
     /** H: the MLP's units (upstream's layer_size). */
     readonly hiddenSize: number,
     numLayers = 2,
+    /**
+     * Whether backward() returns the gradient of each sample's goal (an encoder below learns
+     * from it); without, samples of one goal share one generated weight matrix.
+     */
+    readonly goalGradient = true,
   ) {
     this.layers = Array.from({ length: numLayers }, (_, l) =>
       linearLayer(allocate, `${name}.hypernet.${2 * l}`, l === 0 ? goalSize : hiddenSize, hiddenSize, { kind: 'kaimingNormal', gain: 1 }, 'swish'),
@@ -109,43 +137,46 @@ export class HyperNetwork {
   /** The main layer's output (count x O) for `input` (count x I) conditioned on `goal` (count x goalSize). */
   forward(input: tf.Tensor2D, goal: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D {
     const count = input.shape[0];
-    const { hiddenSize: h, inputs } = this;
-    const hidden = this.layers.reduce<tf.Tensor>((x, layer) => layer.forward(x, source, keep), goal);
+    const { inputs, outputs } = this;
+    const groups = this.goalGradient ? null : goalGroups(tensorValues(goal), count, this.goalSize);
+    const goals = groups === null ? goal : tf.gather(goal, groups.first);
+    const hidden = this.layers.reduce<tf.Tensor>((x, layer) => layer.forward(x, source, keep), goals);
     const normalized = this.layerNorm.forward(hidden, source, keep) as tf.Tensor2D;
     const { weight, generatedBias, bias } = this.generatorTensors(source);
-    const outer = tf.reshape(tf.mul(tf.reshape(normalized, [count, h, 1]), tf.reshape(input, [count, 1, inputs])), [count, h * inputs]);
-    if (keep) this.kept = { input, normalized };
-    return tf.add(tf.matMul(outer, weight), tf.fused.matMul({ a: input, b: generatedBias, bias })) as tf.Tensor2D;
+    const perGoal = tf.add(generatedProduct(normalized, weight, keep), generatedBias);
+    // Each sample's goal's, picked by a product with the one-hot membership (the wasm backend's gather is slower).
+    const generated = tf.reshape(groups === null ? perGoal : tf.matMul(groups.membership, perGoal), [count, inputs, outputs]) as tf.Tensor3D;
+    if (keep) this.kept = { input, normalized, generated, groups };
+    return tf.add(tf.reshape(tf.matMul(tf.reshape(input, [count, 1, inputs]), generated), [count, outputs]), bias) as tf.Tensor2D;
   }
 
   /**
    * From d loss / d output (count x O) of the last kept forward, writes the gradient of every
-   * block and, with `needInput`, returns those of the input and the goal.
+   * block and, with `needInput`, returns those of the input and (with goalGradient) the goal.
    */
   backward(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean): HyperNetworkGradients<tf.Tensor2D> {
-    const { input, normalized } = keptPass(this.kept);
+    const { input, normalized, generated, groups } = keptPass(this.kept);
     const count = input.shape[0];
-    const { hiddenSize: h, inputs } = this;
-    const { weight, generatedBias } = this.generatorTensors(source);
-    // Feature-major copies of the small operands: every product below is a plain one.
-    const inputColumns = tf.transpose(input);
-    const normalizedColumns = tf.transpose(normalized);
-    const gradientColumns = tf.transpose(outputGradient);
-    const outerColumns = tf.reshape(tf.mul(tf.reshape(normalizedColumns, [h, 1, count]), tf.reshape(inputColumns, [1, inputs, count])), [h * inputs, count]);
-    copyTensorInto(tf.matMul(outerColumns, outputGradient), source.gradient, this.weight.offset);
-    copyTensorInto(tf.matMul(inputColumns, outputGradient), source.gradient, this.generatedBias.offset);
+    const { inputs, outputs } = this;
+    const { weight } = this.generatorTensors(source);
+    // d loss / d W(g), feature-major ((I O) x U): each sample's x^T dy, summed over its goal's samples.
+    const perSample = tf.reshape(
+      tf.mul(tf.reshape(tf.transpose(input), [inputs, 1, count]), tf.reshape(tf.transpose(outputGradient), [1, outputs, count])),
+      [inputs * outputs, count],
+    );
+    const generatedGradient = groups === null ? perSample : tf.matMul(perSample, groups.membership);
+    copyTensorInto(tf.matMul(tf.transpose(normalized), tf.transpose(generatedGradient)), source.gradient, this.weight.offset);
+    copyTensorInto(tf.sum(generatedGradient, 1), source.gradient, this.generatedBias.offset);
     copyTensorInto(tf.sum(outputGradient, 0), source.gradient, this.bias.offset);
 
-    // d(n outer x), feature-major: H x I x count.
-    const outerGradient = tf.reshape(tf.matMul(weight, gradientColumns), [h, inputs, count]);
-    const normalizedGradient = tf.transpose(tf.sum(tf.mul(outerGradient, tf.reshape(inputColumns, [1, inputs, count])), 1));
+    const normalizedGradient = tf.transpose(tf.matMul(weight, generatedGradient));
     let gradient: tf.Tensor | null = this.layerNorm.backward(normalizedGradient, source, true);
     for (let l = this.layers.length - 1; l >= 0 && gradient !== null; l--) {
-      gradient = this.layers[l].backward(gradient, source, l > 0 || needInput);
+      gradient = this.layers[l].backward(gradient, source, l > 0 || (needInput && groups === null));
     }
     if (!needInput) return { input: null, goal: null };
-    const inputGradientColumns = tf.add(tf.sum(tf.mul(outerGradient, tf.reshape(normalizedColumns, [h, 1, count])), 0), tf.matMul(generatedBias, gradientColumns));
-    return { input: tf.transpose(inputGradientColumns) as tf.Tensor2D, goal: gradient as tf.Tensor2D };
+    const inputGradient = tf.reshape(tf.matMul(generated, tf.reshape(outputGradient, [count, outputs, 1])), [count, inputs]) as tf.Tensor2D;
+    return { input: inputGradient, goal: groups === null ? (gradient as tf.Tensor2D) : null };
   }
 
   // JavaScript: batch first, plain loops.
@@ -256,15 +287,55 @@ export class HyperNetwork {
     const p = source.parameters;
     this.tensors = tf.tidy(() => ({
       version: source.version,
-      weight: tf.keep(tf.tensor2d(blockValues(p, this.weight), [h * inputs, outputs])),
-      generatedBias: tf.keep(tf.tensor2d(blockValues(p, this.generatedBias), [inputs, outputs])),
+      weight: tf.keep(tf.tensor2d(blockValues(p, this.weight), [h, inputs * outputs])),
+      generatedBias: tf.keep(tf.tensor1d(blockValues(p, this.generatedBias))),
       bias: tf.keep(tf.tensor1d(blockValues(p, this.bias))),
     }));
     return this.tensors;
   }
 }
 
-function keptPass<T>(pass: KeptPass<T> | null): KeptPass<T> {
+/**
+ * Below this many distinct goals, a training pass computes n M with the wasm backend's plain loop
+ * kernel rather than with XNNPACK (bench:conditioning).
+ */
+const PLAIN_LOOP_GOALS = 4;
+
+/**
+ * n M (U x H by H x I O). XNNPACK copies M into its own layout (about 20 ms at GridWorld's
+ * sizes) before its first product with it, and reuses that copy while M stays the same tensor:
+ * worth it for acting and value estimates, which run many times between two updates, but not
+ * for a training pass, after which M changes. There, for a few goals, the backend's plain loop
+ * kernel (which the wasm backend runs for a product with a transposed operand) reads M where it
+ * lies, at about a quarter of that copy's cost per goal.
+ */
+function generatedProduct(normalized: tf.Tensor2D, weight: tf.Tensor2D, training: boolean): tf.Tensor2D {
+  if (training && normalized.shape[0] < PLAIN_LOOP_GOALS) return tf.matMul(tf.transpose(normalized), weight, true, false);
+  return tf.matMul(normalized, weight);
+}
+
+/** The samples of `count` rows of goals (count x width values) grouped by distinct goal, in order of first appearance. */
+function goalGroups(goals: Float32Array, count: number, width: number): GoalGroups {
+  const groupOf = new Map<string, number>();
+  const first: number[] = [];
+  const of = new Int32Array(count);
+  for (let s = 0; s < count; s++) {
+    // Each float32 value prints as a distinct string: rows with the same key are the same goal.
+    const key = goals.subarray(s * width, (s + 1) * width).join(',');
+    let group = groupOf.get(key);
+    if (group === undefined) {
+      group = first.length;
+      groupOf.set(key, group);
+      first.push(s);
+    }
+    of[s] = group;
+  }
+  const membership = new Float32Array(count * first.length);
+  of.forEach((group, s) => (membership[s * first.length + group] = 1));
+  return { first: tf.tensor1d(first, 'int32'), membership: tf.tensor2d(membership, [count, first.length]) };
+}
+
+function keptPass<T>(pass: T | null): T {
   if (pass === null) throw new Error('A hypernetwork\'s backward needs a kept forward pass first.');
   return pass;
 }

@@ -29,14 +29,15 @@ function randomArray(size: number, random: SeededRandom): Float32Array {
 }
 
 /**
- * Runs `layer` forward and backward on wasm for a random input and output gradient; then runs
- * `reference(x, ...parameter tensors)` under tf.grads on cpu; compares the input gradient and
- * every parameter block's gradient.
+ * Runs `layer` forward and backward on wasm for a random input (`input`, when given) and output
+ * gradient; then runs `reference(x, ...parameter tensors)` under tf.grads on cpu; compares the
+ * input gradient and every parameter block's gradient.
  */
 function expectGradientsMatch(
   build: (allocate: ParameterAllocator) => Layer,
   inputShape: number[],
   reference: (x: tf.Tensor, parameters: Record<string, tf.Tensor>) => tf.Tensor,
+  givenInput?: Float32Array,
 ): void {
   const store = parameterStore();
   const layer = build(store.allocate);
@@ -47,7 +48,7 @@ function expectGradientsMatch(
   for (const block of store.blocks) {
     if (block.name.endsWith('.bias')) blockValues(source.parameters, block).set(randomArray(sizeOf(block.shape), random).map((v) => 0.1 * v));
   }
-  const input = randomArray(sizeOf(inputShape), random);
+  const input = givenInput ?? randomArray(sizeOf(inputShape), random);
   const outputShape = [inputShape[0], ...layer.outputShape];
   const outputGradient = randomArray(sizeOf(outputShape), random);
 
@@ -113,6 +114,14 @@ describe('layers: backward passes against tfjs autodiff', () => {
         const z = tf.add(tf.matMul(x, p['dense.weight'], false, true), p['dense.bias']);
         return tf.mul(z, tf.sigmoid(z));
       },
+    );
+  });
+
+  it('Dense with a large weight matrix (300 x 256, the visual encoders\' size: the backward takes dz W another way)', () => {
+    expectGradientsMatch(
+      (allocate) => linearLayer(allocate, 'dense', 300, 256, { kind: 'kaimingNormal', gain: 1 }),
+      [3, 300],
+      (x, p) => tf.add(tf.matMul(x, p['dense.weight'], false, true), p['dense.bias']),
     );
   });
 
@@ -212,6 +221,25 @@ describe('layers: backward passes against tfjs autodiff', () => {
       (allocate) => new ConditionalEncoder(allocate, 'body', 5, [1, 3], 4, 1),
       [6, 5],
       (x, p) => swish(hyperNetwork(x, tf.gather(x, [1, 3], 1), p, 'body.0', 5, 4)),
+    );
+  });
+
+  it('ConditionalEncoder without the goal\'s gradient: one generated weight matrix per distinct goal, every block\'s gradient exact', () => {
+    // 7 samples, 3 distinct goals (columns 1 and 3), repeated out of order.
+    const random = new SeededRandom(3);
+    const input = randomArray(7 * 5, random);
+    const goals = [[1, 0], [0, 1], [1, 0], [0.5, 0.5], [0, 1], [1, 0], [0.5, 0.5]];
+    goals.forEach(([a, b], s) => {
+      input[s * 5 + 1] = a;
+      input[s * 5 + 3] = b;
+    });
+    // The reference takes the goal as a constant: no gradient flows through it into the input.
+    const goal = () => tf.tensor2d(goals);
+    expectGradientsMatch(
+      (allocate) => new ConditionalEncoder(allocate, 'body', 5, [1, 3], 4, 2, 1, false),
+      [7, 5],
+      (x, p) => swish(hyperNetwork(swish(tf.add(tf.matMul(x, p['body.0.weight'], false, true), p['body.0.bias'])), goal(), p, 'body.1', 4, 4)),
+      input,
     );
   });
 
