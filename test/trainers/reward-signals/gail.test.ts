@@ -167,7 +167,7 @@ describe('the GAIL discriminator\'s gradient', () => {
     const policy = randomBatch(oneObservation, 3, random);
     const expert = randomBatch(oneObservation, 3, random);
     // Mixing weights of 1: x~ is the policy's rows.
-    const { stats } = provider.discriminatorLoss(policy, expert, { mixing: new Float32Array(3 * 2).fill(1), noise: null }, () => 0);
+    const { stats } = provider.discriminatorLoss(policy, expert, { mixing: { images: [], rows: new Float32Array(3 * 2).fill(1) }, noise: null }, () => 0);
     const estimate = (observation: Float32Array) => {
       const rewards = provider.evaluate({ ...policy, count: 1, observations: [observation] });
       return (1 - Math.exp(-rewards[0])) / (1 - 1e-7); // D, back from -log(1 - D (1 - eps))
