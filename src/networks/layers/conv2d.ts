@@ -103,18 +103,27 @@ export class Conv2d implements Layer {
 
   tracedPass(input: tf.Tensor, parameters: TracedParameters): TracedPass {
     const weight = parameters(this.weight) as tf.Tensor4D;
+    // The inputs a gradient reads are saved: tfjs frees the forward pass's other tensors first.
     const convolution = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-      const [x, w, b] = args as [tf.Tensor4D, tf.Tensor4D, tf.Tensor1D];
+      const [x, w, b, save] = args as [tf.Tensor4D, tf.Tensor4D, tf.Tensor1D, tf.GradSaveFunc];
+      save([x, w]);
       return {
         value: this.convolve(x, this.filtersOf(w).filter, b),
-        gradFunc: (dy: tf.Tensor) => [this.inputGradient(dy as tf.Tensor4D, this.filtersOf(w)), this.weightGradient(x, dy as tf.Tensor4D), tf.sum(dy, [0, 1, 2])],
+        gradFunc: (dy: tf.Tensor, [savedX, savedW]: tf.Tensor[]) => {
+          const gradient = dy as tf.Tensor4D;
+          return [this.inputGradient(gradient, this.filtersOf(savedW as tf.Tensor4D)), this.weightGradient(savedX as tf.Tensor4D, gradient), tf.sum(gradient, [0, 1, 2])];
+        },
       };
     }) as (x: tf.Tensor4D, w: tf.Tensor4D, b: tf.Tensor) => tf.Tensor4D;
     const inputGradient = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-      const [dy, w] = args as [tf.Tensor4D, tf.Tensor4D];
+      const [dy, w, save] = args as [tf.Tensor4D, tf.Tensor4D, tf.GradSaveFunc];
+      save([dy, w]);
       return {
         value: this.inputGradient(dy, this.filtersOf(w)),
-        gradFunc: (h: tf.Tensor) => [this.convolve(h as tf.Tensor4D, this.filtersOf(w).filter, null), this.weightGradient(h as tf.Tensor4D, dy)],
+        gradFunc: (h: tf.Tensor, [savedDy, savedW]: tf.Tensor[]) => [
+          this.convolve(h as tf.Tensor4D, this.filtersOf(savedW as tf.Tensor4D).filter, null),
+          this.weightGradient(h as tf.Tensor4D, savedDy as tf.Tensor4D),
+        ],
       };
     }) as (dy: tf.Tensor4D, w: tf.Tensor4D) => tf.Tensor4D;
     return {
