@@ -52,7 +52,7 @@ export class Conv2d implements Layer {
   readonly bias: ParameterBlock;
   /** Values in one patch: kernel x kernel x input channels. */
   private readonly patchSize: number;
-  private tensors: ({ version: number; bias: tf.Tensor1D } & Filters) | null = null;
+  private tensors: { version: number; filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D } | null = null;
   private input: tf.Tensor4D | null = null;
 
   constructor(
@@ -98,7 +98,7 @@ export class Conv2d implements Layer {
     const dy = outputGradient as tf.Tensor4D;
     copyTensorInto(this.weightGradient(x, dy), source.gradient, this.weight.offset);
     copyTensorInto(tf.sum(dy, [0, 1, 2]), source.gradient, this.bias.offset);
-    return needInput ? this.inputGradient(dy, this.weightTensors(source)) : null;
+    return needInput ? this.inputGradient(dy, this.weightTensors(source).reversed) : null;
   }
 
   tracedPass(input: tf.Tensor, parameters: TracedParameters): TracedPass {
@@ -108,10 +108,10 @@ export class Conv2d implements Layer {
       const [x, w, b, save] = args as [tf.Tensor4D, tf.Tensor4D, tf.Tensor1D, tf.GradSaveFunc];
       save([x, w]);
       return {
-        value: this.convolve(x, this.filtersOf(w).filter, b),
+        value: this.convolve(x, filterOf(w), b),
         gradFunc: (dy: tf.Tensor, [savedX, savedW]: tf.Tensor[]) => {
           const gradient = dy as tf.Tensor4D;
-          return [this.inputGradient(gradient, this.filtersOf(savedW as tf.Tensor4D)), this.weightGradient(savedX as tf.Tensor4D, gradient), tf.sum(gradient, [0, 1, 2])];
+          return [this.inputGradient(gradient, this.reversedFiltersOf(savedW as tf.Tensor4D)), this.weightGradient(savedX as tf.Tensor4D, gradient), tf.sum(gradient, [0, 1, 2])];
         },
       };
     }) as (x: tf.Tensor4D, w: tf.Tensor4D, b: tf.Tensor) => tf.Tensor4D;
@@ -119,9 +119,9 @@ export class Conv2d implements Layer {
       const [dy, w, save] = args as [tf.Tensor4D, tf.Tensor4D, tf.GradSaveFunc];
       save([dy, w]);
       return {
-        value: this.inputGradient(dy, this.filtersOf(w)),
+        value: this.inputGradient(dy, this.reversedFiltersOf(w)),
         gradFunc: (h: tf.Tensor, [savedDy, savedW]: tf.Tensor[]) => [
-          this.convolve(h as tf.Tensor4D, this.filtersOf(savedW as tf.Tensor4D).filter, null),
+          this.convolve(h as tf.Tensor4D, filterOf(savedW as tf.Tensor4D), null),
           this.weightGradient(h as tf.Tensor4D, savedDy as tf.Tensor4D),
         ],
       };
@@ -151,13 +151,13 @@ export class Conv2d implements Layer {
   }
 
   /** dX from dY. */
-  private inputGradient(dy: tf.Tensor4D, filters: Filters): tf.Tensor4D {
-    const { kernel, stride, padding } = this.shape;
-    if (stride === 1) {
+  private inputGradient(dy: tf.Tensor4D, { flipped, phases }: ReversedFilters): tf.Tensor4D {
+    const { kernel, padding } = this.shape;
+    if (flipped !== null) {
       const edge = kernel - 1 - padding;
-      return tf.conv2d(dy, filters.flipped, 1, [[0, 0], [edge, edge], [edge, edge], [0, 0]]);
+      return tf.conv2d(dy, flipped, 1, [[0, 0], [edge, edge], [edge, edge], [0, 0]]);
     }
-    return this.stridedInputGradient(dy, filters.phases);
+    return this.stridedInputGradient(dy, phases);
   }
 
   /**
@@ -230,22 +230,22 @@ export class Conv2d implements Layer {
    * The filters and b as tensors, kept per parameter version: they live until the parameters
    * change (this may run inside a caller's tidy scope).
    */
-  private weightTensors(source: ParameterSource): Filters & { bias: tf.Tensor1D } {
+  private weightTensors(source: ParameterSource): { filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D } {
     if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
     if (this.tensors !== null) {
-      const { filter, flipped, phases, bias } = this.tensors;
-      tf.dispose([filter, flipped, bias, ...phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
+      const { filter, reversed, bias } = this.tensors;
+      tf.dispose([filter, bias, ...(reversed.flipped === null ? [] : [reversed.flipped]), ...reversed.phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
     }
     const { kernel, outChannels } = this.shape;
     const channels = this.shape.input[2];
-    const weight = blockValues(source.parameters, this.weight);
-    let kept!: Filters & { bias: tf.Tensor1D };
+    const values = blockValues(source.parameters, this.weight);
+    let kept!: { filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D };
     tf.tidy(() => {
-      const { filter, flipped, phases } = this.filtersOf(tf.tensor4d(weight, [outChannels, kernel, kernel, channels]));
+      const weight = tf.tensor4d(values, [outChannels, kernel, kernel, channels]);
+      const { flipped, phases } = this.reversedFiltersOf(weight);
       kept = {
-        filter: tf.keep(filter),
-        flipped: tf.keep(flipped),
-        phases: phases.map((phase) => ({ ...phase, filter: phase.filter === null ? null : tf.keep(phase.filter) })),
+        filter: tf.keep(filterOf(weight)),
+        reversed: { flipped: flipped === null ? null : tf.keep(flipped), phases: phases.map((phase) => ({ ...phase, filter: phase.filter === null ? null : tf.keep(phase.filter) })) },
         bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
       };
     });
@@ -254,21 +254,24 @@ export class Conv2d implements Layer {
   }
 
   /**
-   * The filters of a weight tensor (out x k x k x in, as the block): for tf.conv2d (k x k x in x
-   * out), flipped in space with in and out swapped (k x k x out x in, for dX at stride 1), and the
-   * flipped taps of each stride phase (for dX at larger strides).
+   * The filters dX convolves dY with, from a weight tensor (out x k x k x in, as the block): at
+   * stride 1 the weights flipped in space with in and out swapped (k x k x out x in); at larger
+   * strides the flipped taps of each stride phase.
    */
-  private filtersOf(weight: tf.Tensor4D): Filters {
-    const filter = tf.transpose(weight, [1, 2, 3, 0]) as tf.Tensor4D;
-    const flipped = tf.transpose(tf.reverse(weight, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D;
-    return { filter, flipped, phases: this.shape.stride === 1 ? [] : phaseFilters(weight, this.shape) };
+  private reversedFiltersOf(weight: tf.Tensor4D): ReversedFilters {
+    if (this.shape.stride === 1) return { flipped: tf.transpose(tf.reverse(weight, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D, phases: [] };
+    return { flipped: null, phases: phaseFilters(weight, this.shape) };
   }
 }
 
-/** A convolution's weights in the layouts its passes convolve with (see filtersOf). */
-interface Filters {
-  readonly filter: tf.Tensor4D;
-  readonly flipped: tf.Tensor4D;
+/** tf.conv2d's filter (k x k x in x out) from a weight tensor (out x k x k x in, as the block). */
+function filterOf(weight: tf.Tensor4D): tf.Tensor4D {
+  return tf.transpose(weight, [1, 2, 3, 0]) as tf.Tensor4D;
+}
+
+/** The filters of dX (see reversedFiltersOf): `flipped` at stride 1, else `phases`. */
+interface ReversedFilters {
+  readonly flipped: tf.Tensor4D | null;
   readonly phases: readonly Phase[];
 }
 

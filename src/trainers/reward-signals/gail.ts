@@ -123,6 +123,8 @@ export class GailRewardProvider implements RewardProvider {
   beta = INITIAL_BETA;
   /** Upstream's encoder: a NetworkBody over the observations, the actions and done its extra inputs. */
   readonly body: NetworkBody;
+  /** The parameter blocks, in allocation order. */
+  readonly blocks: readonly ParameterBlock[];
   private readonly bottleneck: Bottleneck | null;
   private readonly estimator: Dense;
   private readonly layout: BodyInputLayout;
@@ -133,8 +135,6 @@ export class GailRewardProvider implements RewardProvider {
   private readonly rowWidth: number;
   private readonly learningRate: number;
   private readonly random: SeededRandom;
-  /** The parameter blocks, in allocation order. */
-  private readonly blocks: readonly ParameterBlock[];
 
   /** `demonstrations` replaces the rows read from settings.demo_path (tests). */
   constructor(settings: GAILSettings, spec: BehaviorSpec, seed: number, logger?: Logger | null, demonstrations?: AgentBuffer) {
