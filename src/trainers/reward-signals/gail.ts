@@ -100,6 +100,14 @@ interface Estimate {
   readonly firstObservationGradient: () => tf.Tensor;
 }
 
+export interface GailOptions {
+  /** The behavior's name, for errors. */
+  readonly behavior: string;
+  readonly logger?: Logger | null;
+  /** Replaces the rows read from settings.demo_path (tests). */
+  readonly demonstrations?: AgentBuffer;
+}
+
 /** VAIL's bottleneck: the code's mean from the encoding, and its standard deviations. */
 interface Bottleneck {
   readonly mean: Dense;
@@ -136,8 +144,8 @@ export class GailRewardProvider implements RewardProvider {
   private readonly learningRate: number;
   private readonly random: SeededRandom;
 
-  /** `demonstrations` replaces the rows read from settings.demo_path (tests). */
-  constructor(settings: GAILSettings, spec: BehaviorSpec, seed: number, logger?: Logger | null, demonstrations?: AgentBuffer) {
+  constructor(settings: GAILSettings, spec: BehaviorSpec, seed: number, options: GailOptions) {
+    const { logger, demonstrations } = options;
     this.gamma = settings.gamma;
     this.strength = settings.strength;
     this.learningRate = settings.learning_rate;
@@ -175,7 +183,7 @@ export class GailRewardProvider implements RewardProvider {
     this.estimator.initialize(this.parameters, this.random);
     this.adam = new Adam(size());
     this.normalizer = network.normalize && this.layout.vectorWidth > 0 ? new RunningNormalizer(this.layout.vectorWidth) : null;
-    this.demonstrations = demonstrations ?? loadDemonstrations(settings.demo_path, 1, { spec, setting: 'reward_signals.gail.demo_path' }).buffer;
+    this.demonstrations = demonstrations ?? loadDemonstrations(settings.demo_path, 1, { behavior: options.behavior, spec, setting: 'reward_signals.gail.demo_path' }).buffer;
   }
 
   /** -log(1 - D (1 - eps)) per row, D without VAIL's noise. */

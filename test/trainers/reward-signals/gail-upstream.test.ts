@@ -125,8 +125,7 @@ describe("GAIL's discriminator loss against upstream's", () => {
       { gamma: 0.99, strength: 1, learning_rate: 3e-4, encoding_size: null, use_actions: upstream.use_actions, use_vail: upstream.use_vail, demo_path: '', network_settings: settings },
       spec,
       1,
-      null,
-      new AgentBuffer(),
+      { behavior: '1D', demonstrations: new AgentBuffer() },
     );
     const conditioned = provider.body.goalConditioned;
     const loaded = new Set<string>();

@@ -91,7 +91,7 @@ describe('the GAIL reward provider, as upstream\'s test_gail', () => {
         const random = new SeededRandom(42);
         const expert = agentBuffer(spec, ROWS, random);
         const policy = rewardBatchOf(agentBuffer(spec, ROWS, random));
-        const provider = new GailRewardProvider(gailSettings({ learning_rate: 0.005, use_actions: useActions }), spec, 42, null, expert);
+        const provider = new GailRewardProvider(gailSettings({ learning_rate: 0.005, use_actions: useActions }), spec, 42, { behavior: '1D', demonstrations: expert });
         const expertBatch = rewardBatchOf(expert);
         const initialExpert = provider.evaluate(expertBatch)[0];
         const initialPolicy = provider.evaluate(policy)[0];
@@ -111,7 +111,7 @@ describe('the GAIL reward provider, as upstream\'s test_gail', () => {
         const random = new SeededRandom(42);
         const expert = agentBuffer(spec, ROWS, random);
         const policy = rewardBatchOf(agentBuffer(spec, ROWS, random));
-        const provider = new GailRewardProvider(gailSettings({ learning_rate: 0.005, use_vail: true, use_actions: useActions }), spec, 42, null, expert);
+        const provider = new GailRewardProvider(gailSettings({ learning_rate: 0.005, use_vail: true, use_actions: useActions }), spec, 42, { behavior: '1D', demonstrations: expert });
         let stats: Record<string, number> = {};
         for (let i = 0; i < 20; i++) {
           stats = provider.update(policy);
@@ -138,7 +138,7 @@ describe('the GAIL discriminator\'s gradient', () => {
       const random = new SeededRandom(7);
       const settings = gailSettings({ ...overrides, network_settings: network({ hidden_units: 6, num_layers: 2, normalize }) });
       const demonstrations = agentBuffer(spec, 4, random);
-      const provider = new GailRewardProvider(settings, spec, 3, null, demonstrations);
+      const provider = new GailRewardProvider(settings, spec, 3, { behavior: '1D', demonstrations });
       // Move the weights off their initial values, so that every term has a gradient worth checking.
       for (let i = 0; i < provider.parameters.length; i++) provider.parameters[i] += 0.3 * random.gaussian();
       if (normalize) provider.normalizer!.update(Float32Array.from({ length: 6 * 5 }, () => 2 * random.gaussian()), 6);
@@ -165,7 +165,7 @@ describe('the GAIL discriminator\'s gradient', () => {
   it('the penalty is 10 mean((|dD/d obs 0| - 1)^2), dD/d obs 0 measured by finite differences', () => {
     const oneObservation = behavior([2], new ActionSpec(2, []));
     const random = new SeededRandom(5);
-    const provider = new GailRewardProvider(gailSettings({}, 8), oneObservation, 5, null, agentBuffer(oneObservation, 3, random));
+    const provider = new GailRewardProvider(gailSettings({}, 8), oneObservation, 5, { behavior: '1D', demonstrations: agentBuffer(oneObservation, 3, random) });
     const policy = randomBatch(oneObservation, 3, random);
     const expert = randomBatch(oneObservation, 3, random);
     // Mixing weights of 1: x~ is the policy's rows.
@@ -205,7 +205,7 @@ describe('the GAIL discriminator\'s gradient', () => {
       const size = channels * pixels;
       const random = new SeededRandom(3);
       const settings = gailSettings({ network_settings: network({ hidden_units: 8, num_layers: 2, vis_encode_type: 'fully_connected' }) });
-      const provider = new GailRewardProvider(settings, spec, 1, null, new AgentBuffer());
+      const provider = new GailRewardProvider(settings, spec, 1, { behavior: '1D', demonstrations: new AgentBuffer() });
       const estimator = provider.blocks.find((block) => block.name === 'gail.estimator.weight')!;
       for (let i = estimator.offset; i < estimator.offset + 8; i++) provider.parameters[i] *= 30;
       const count = 2;
@@ -247,11 +247,11 @@ describe('the GAIL reward provider\'s state and settings', () => {
 
   it('reports upstream\'s tags, with VAIL its beta and KL loss besides', () => {
     const random = new SeededRandom(1);
-    const plain = new GailRewardProvider(gailSettings({}, 16), spec, 1, null, agentBuffer(spec, 10, random));
+    const plain = new GailRewardProvider(gailSettings({}, 16), spec, 1, { behavior: '1D', demonstrations: agentBuffer(spec, 10, random) });
     expect(Object.keys(plain.update(randomBatch(spec, 8, random))).sort()).toEqual(
       ['Losses/GAIL Loss', 'Policy/GAIL Expert Estimate', 'Policy/GAIL Grad Mag Loss', 'Policy/GAIL Policy Estimate'],
     );
-    const vail = new GailRewardProvider(gailSettings({ use_vail: true }, 16), spec, 1, null, agentBuffer(spec, 10, random));
+    const vail = new GailRewardProvider(gailSettings({ use_vail: true }, 16), spec, 1, { behavior: '1D', demonstrations: agentBuffer(spec, 10, random) });
     const tensors = tf.memory().numTensors;
     const stats = vail.update(randomBatch(spec, 8, random));
     vail.evaluate(randomBatch(spec, 8, random));
@@ -279,10 +279,10 @@ describe('the GAIL reward provider\'s state and settings', () => {
     const random = new SeededRandom(2);
     const settings = gailSettings({ use_vail: true, use_actions: true, network_settings: networkSettings });
     const demonstrations = agentBuffer(behaviorSpec, 10, random);
-    const trained = new GailRewardProvider(settings, behaviorSpec, 1, null, demonstrations);
+    const trained = new GailRewardProvider(settings, behaviorSpec, 1, { behavior: '1D', demonstrations });
     const batch = randomBatch(behaviorSpec, 8, random);
     for (let i = 0; i < 3; i++) trained.update(batch);
-    const restored = new GailRewardProvider(settings, behaviorSpec, 99, null, demonstrations);
+    const restored = new GailRewardProvider(settings, behaviorSpec, 99, { behavior: '1D', demonstrations });
     expect(Array.from(restored.evaluate(batch))).not.toEqual(Array.from(trained.evaluate(batch)));
     restored.loadStateArrays(trained.stateArrays());
     expect(Array.from(restored.evaluate(batch))).toEqual(Array.from(trained.evaluate(batch)));
@@ -293,6 +293,6 @@ describe('the GAIL reward provider\'s state and settings', () => {
   });
 
   it('is built by the registry under reward_signals.gail, and refuses missing demonstrations clearly', () => {
-    expect(() => createRewardProvider('gail', gailSettings({ demo_path: '/nowhere/expert.demo' }), spec, 1)).toThrow(/\/nowhere\/expert\.demo does not exist/);
+    expect(() => createRewardProvider('gail', gailSettings({ demo_path: '/nowhere/expert.demo' }), '1D', spec, 1)).toThrow(/\/nowhere\/expert\.demo does not exist/);
   });
 });
