@@ -17,7 +17,7 @@ import type { NetworkSettings } from '../config/settings';
 import { BodyInputLayout, observationLabel } from './encoders/body-input';
 import { VisualEncoder } from './encoders/visual-encoder';
 import { ConditionalEncoder } from './layers/conditional-encoder';
-import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters, TracedPass } from './layers/layer';
+import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from './layers/layer';
 import { BodyEncoder, LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
 import { copyColumns, copyTensorInto, tensorValues, transposeInto } from './tensor-io';

@@ -41,7 +41,7 @@ import { Adam } from '../../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
 import { BodyInputLayout } from '../../networks/encoders/body-input';
 import { Dense, linearLayer } from '../../networks/layers/dense';
-import { sequentialAllocator, type ParameterBlock, type TracedParameters } from '../../networks/layers/layer';
+import { sequentialAllocator, type ParameterBlock, type TracedParameters, type TracedPass } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
 import { NORMALIZED_CLIP, RunningNormalizer } from '../../networks/normalizer';
 import { tensorValues } from '../../networks/tensor-io';
@@ -294,7 +294,7 @@ export class GailRewardProvider implements RewardProvider {
   private estimate(theta: TracedParameters, input: DiscriminatorInput<tf.Tensor>, noise: tf.Tensor2D | null): Estimate {
     const body = this.body.tracedPass(input.images as tf.Tensor4D[], this.normalized(input.rows as tf.Tensor2D), theta);
     let code = body.output;
-    let meanPass: ReturnType<Dense['tracedPass']> | null = null;
+    let meanPass: TracedPass<tf.Tensor2D> | null = null;
     if (this.bottleneck !== null) {
       meanPass = this.bottleneck.mean.tracedPass(code, theta);
       code = noise === null ? meanPass.output : tf.add(meanPass.output, tf.mul(noise, this.sigma(theta)));
