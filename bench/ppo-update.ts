@@ -226,7 +226,7 @@ async function rewardSignalBenchmarks(minSeconds: number): Promise<void> {
   const rows: string[][] = [];
   for (const name of ['curiosity', 'rnd'] as const) {
     const model = new ActorCritic(spec, { network: network(512, 2), rewardSignals: ['extrinsic', name], sharedCritic: false, seed: 1 });
-    const provider = createRewardProvider(name, signals[name], spec, 1);
+    const provider = createRewardProvider(name, signals[name], 'Bench', spec, 1);
     const random = new SeededRandom(4);
     const batches = minibatches(model, 4, spec, batch).map((minibatch) => {
       const rewards: RewardBatch = {

@@ -17,10 +17,17 @@ import type { NetworkSettings } from '../config/settings';
 import { BodyInputLayout, observationLabel } from './encoders/body-input';
 import { VisualEncoder } from './encoders/visual-encoder';
 import { ConditionalEncoder } from './layers/conditional-encoder';
-import type { GraphWriter, ParameterAllocator, ParameterSource } from './layers/layer';
+import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from './layers/layer';
 import { BodyEncoder, LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
 import { copyColumns, copyTensorInto, tensorValues, transposeInto } from './tensor-io';
+
+/** A network body's traced pass (layers/layer.ts): the encoding, and d/d one observation from d/d encoding. */
+export interface TracedBodyPass {
+  readonly output: tf.Tensor2D;
+  /** d/d observation k: an image's in its shape ([count, ...]), a vector one's count x its size (of its normalized values). */
+  observationGradient(outputGradient: tf.Tensor2D, observation: number): tf.Tensor;
+}
 
 export class NetworkBody {
   /** One per image, in observation order (upstream's processors). */
@@ -160,6 +167,43 @@ export class NetworkBody {
           : tf.transpose(tf.slice(inputGradient, [column, 0], [size, -1]));
       encoder.backward(encodingGradient as tf.Tensor2D, source);
     });
+  }
+
+  /**
+   * The encoding (count x hidden) as a traced pass: `images` one tensor per image observation
+   * ([count, ...its shape]), `rows` the vector observations side by side (count x
+   * layout.vectorWidth, normalized beforehand) followed by the actions (actionInputs columns).
+   * No memory. Without images, `rows` is the body encoder's input as it is.
+   */
+  tracedPass(images: readonly tf.Tensor4D[], rows: tf.Tensor2D, parameters: TracedParameters): TracedBodyPass {
+    const { spec, vectorWidth, observationSizes, columns } = this.layout;
+    const imagePasses = this.encoders.map((encoder, e) => encoder.tracedPass(images[e], parameters));
+    let input = rows;
+    if (imagePasses.length > 0) {
+      const parts: tf.Tensor2D[] = [];
+      let vectorColumn = 0;
+      spec.observationSpecs.forEach((_, k) => {
+        const e = this.layout.visualObservations.indexOf(k);
+        if (e >= 0) {
+          parts.push(imagePasses[e].output);
+          return;
+        }
+        parts.push(tf.slice(rows, [0, vectorColumn], [-1, observationSizes[k]]));
+        vectorColumn += observationSizes[k];
+      });
+      if (this.actionInputs > 0) parts.push(tf.slice(rows, [0, vectorWidth], [-1, this.actionInputs]));
+      input = tf.concat(parts, 1);
+    }
+    const body = this.bodyEncoder.tracedPass(input, parameters);
+    return {
+      output: body.output,
+      observationGradient: (dy, k) => {
+        const e = this.layout.visualObservations.indexOf(k);
+        const width = e >= 0 ? this.layout.encodingSize : observationSizes[k];
+        const gradient = tf.slice(body.inputGradient(dy), [0, columns[k]], [-1, width]);
+        return e >= 0 ? imagePasses[e].inputGradient(gradient) : gradient;
+      },
+    };
   }
 
   /** An image observation's exported input shape (channels, height, width); null for other observations. */

@@ -36,6 +36,8 @@ export const MIN_LEARNING_RATE = 1e-10;
 export const DEFAULT_NUM_EPOCH = 3;
 
 export interface BehavioralCloningOptions {
+  /** The behavior's name, for errors. */
+  readonly behavior: string;
   /** The trainer's hyperparameters.learning_rate. */
   readonly learningRate: number;
   /** The trainer's hyperparameters.batch_size: batch_size when the settings leave it unset. */
@@ -79,7 +81,7 @@ export class BehavioralCloning {
     this.sequenceLength = model.options.network.memory?.sequence_length ?? 1;
     this.demonstrations =
       options.demonstrations ??
-      loadDemonstrations(settings.demo_path, this.sequenceLength, { spec: model.behaviorSpec, setting: 'behavioral_cloning.demo_path' }).buffer;
+      loadDemonstrations(settings.demo_path, this.sequenceLength, { behavior: options.behavior, spec: model.behaviorSpec, setting: 'behavioral_cloning.demo_path' }).buffer;
     this.initialLearningRate = options.learningRate * settings.strength;
     this.learningRate = this.initialLearningRate;
     this.annealSteps = settings.steps;
@@ -212,13 +214,14 @@ function demonstrationBatch(buffer: AgentBuffer): DemonstrationBatch {
  */
 export function createBehavioralCloning(
   model: ActorCritic,
+  behavior: string,
   settings: { readonly behavioral_cloning: BehavioralCloningSettings | null; readonly hyperparameters: { readonly learning_rate: number; readonly batch_size: number } },
   seed: number,
 ): BehavioralCloning | null {
   if (settings.behavioral_cloning === null) return null;
   const { learning_rate: learningRate, batch_size: batchSize } = settings.hyperparameters;
   // Its own stream of shuffles and samples, apart from the trainer's and the reward signals'.
-  return new BehavioralCloning(model, settings.behavioral_cloning, { learningRate, batchSize, seed: seed + 500 });
+  return new BehavioralCloning(model, settings.behavioral_cloning, { behavior, learningRate, batchSize, seed: seed + 500 });
 }
 
 /** A trainer checkpoint's arrays of behavioral cloning: behavioral_cloning.<array>; none without it. */

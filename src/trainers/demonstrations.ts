@@ -72,17 +72,18 @@ export function resolveDemonstrationPaths(options: RunOptions, cwd: string): Run
   };
 }
 
-/** What the demonstrations must match, and the setting that named them (for errors). */
+/** What the demonstrations must match, and the behavior and setting that named them (for errors). */
 export interface ExpectedBehavior {
+  readonly behavior: string;
   readonly spec: BehaviorSpec;
-  /** e.g. reward_signals.gail.demo_path */
+  /** Within the behavior's settings, e.g. reward_signals.gail.demo_path */
   readonly setting: string;
 }
 
 /**
  * Loads the demonstrations at `demoPath` (a .demo file or a folder of them). With `expected`,
  * demonstrations whose observation shapes or actions differ from the behavior's are refused,
- * naming both specs and the files.
+ * naming the behavior, its setting, both specs and the files.
  */
 export function loadDemonstrations(demoPath: string, sequenceLength: number, expected?: ExpectedBehavior): Demonstrations {
   const files = demoFiles(demoPath);
@@ -98,10 +99,11 @@ export function loadDemonstrations(demoPath: string, sequenceLength: number, exp
 function checkSpec(demo: BehaviorSpec, expected: ExpectedBehavior, source: string): void {
   const shapes = (spec: BehaviorSpec) => spec.observationSpecs.map((obs) => obs.shape.join('x')).join(',');
   if (demo.actionSpec.equals(expected.spec.actionSpec) && shapes(demo) === shapes(expected.spec)) return;
+  const { behavior } = expected;
   throw new Error(
-    `${expected.setting}: ${source} have ${describeBehaviorSpec(demo)}, but the behavior training on them has ` +
-      `${describeBehaviorSpec(expected.spec)}. Record the demonstrations again with the behavior's observations ` +
-      'and actions, or point demo_path at demonstrations of this behavior.',
+    `behaviors.${behavior}.${expected.setting}: ${source} have ${describeBehaviorSpec(demo)}, but behavior ${behavior}, ` +
+      `which trains on them, has ${describeBehaviorSpec(expected.spec)}. Record the demonstrations again with ` +
+      `${behavior}'s observations and actions, or point demo_path at demonstrations of ${behavior}.`,
   );
 }
 

@@ -3,7 +3,9 @@
  * upstream's test_gail (PPO, discrete: the demonstration recorded first by SimpleGoal's solved
  * policy, GAIL the only reward signal) reaches upstream's threshold and writes upstream's tags;
  * the threaded PPO worker and SAC train both; checkpoints carry their state, and --resume
- * brings it back. `npm run bench:upstream -- test_gail` runs all four cases.
+ * brings it back, a discriminator on images too; upstream's test_gail_visual_ppo cases (one camera,
+ * no vector observation) reach their threshold. `npm run bench:upstream -- gail` runs all eight
+ * cases (test_gail_visual_sac takes minutes here: the bench only).
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -94,4 +96,32 @@ describe('mlagents-learn with gail and behavioral_cloning', () => {
     expect(resumed.behavioralCloning!.adam.step).toBe(cloningSteps);
     expect(resumed.behavioralCloning!.learningRate).toBe(first.behavioralCloning!.learningRate);
   }, 120000);
+
+  it.each(['test_gail_visual_ppo[(0, 1)]', 'test_gail_visual_ppo[(1, 0)]'])('upstream\'s %s reaches 0.9', async (name) => {
+    const c = upstreamCase(name);
+    expect(await runUpstreamCase(c, 1, tempDir('gail-visual-ppo'))).toBeGreaterThanOrEqual(c.threshold);
+  }, 240000);
+
+  it('PPO on a camera: GAIL\'s discriminator encodes the images, and --resume restores it from the checkpoint', async () => {
+    const c = upstreamCase('test_gail_visual_ppo[(1, 0)]');
+    const cwd = tempDir('gail-visual');
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration({ ...c, maxSteps: 128 }));
+    recordDemonstration(path.join(cwd, 'demos', '1D.demo'), c.demonstration!, 1);
+    const first = (await learn(await simpleGoalArgs('visual', '--env-args', ...c.envArgs), { cwd, logger: memoryLogger() })).behaviorTrainers.get('1D') as PpoTrainer;
+    const discriminator = first.optimizer.rewardProviders.get('gail') as GailRewardProvider;
+    expect(discriminator.body.encoders).toHaveLength(1);
+    const steps = discriminator.adam.step;
+    expect(steps).toBeGreaterThan(0);
+    const folder = path.join(cwd, 'results', 'visual', '1D');
+    const stepOf = (name: string) => Number(/-(\d+)\.ckpt$/.exec(name)?.[1] ?? -1);
+    const last = fs.readdirSync(folder).filter((name) => stepOf(name) >= 0).sort((a, b) => stepOf(a) - stepOf(b)).pop()!;
+    const checkpoint = readCheckpointFile(path.join(folder, last));
+    expect(Array.from(checkpoint.arrays.get('reward_signals.gail.parameters')!)).toEqual(Array.from(discriminator.parameters));
+
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration({ ...c, maxSteps: 256 }));
+    const resumed = (await learn(await simpleGoalArgs('visual', '--resume', '--env-args', ...c.envArgs), { cwd, logger: memoryLogger() })).behaviorTrainers.get('1D') as PpoTrainer;
+    // As many policy updates again on top of the restored steps: about twice the first run's,
+    // where a fresh discriminator would have taken about as many as the first run.
+    expect((resumed.optimizer.rewardProviders.get('gail') as GailRewardProvider).adam.step).toBeGreaterThan(1.5 * steps);
+  }, 180000);
 });

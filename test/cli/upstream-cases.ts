@@ -215,6 +215,25 @@ function cases(): UpstreamCase[] {
       });
     }
   }
+  // test_gail_visual_ppo and test_gail_visual_sac: the same on one camera and no vector
+  // observation, the demonstration recorded at RecordEnvironment's step size (0.2) whatever the
+  // training environment's.
+  for (const trainer of ['ppo', 'sac'] as const) {
+    for (const a of oneD) {
+      const ppo = trainer === 'ppo';
+      list.push({
+        name: `test_gail_visual_${trainer}[${pyActions(a)}]`,
+        trainer,
+        maxSteps: ppo ? 1000 : 500,
+        hyperparameters: ppo ? { learning_rate: 1e-3 } : { learning_rate: 3e-4, batch_size: 16 },
+        envArgs: [...actions(a), ...visual(1), '--step-size', ppo ? '0.3' : '0.2'],
+        threshold: 0.9,
+        demonstration: { records: 100, envArgs: [...actions(a), ...visual(1), '--step-size', '0.2'] },
+        rewardSignals: { gail: { demo_path: DEMO_PATH, ...(ppo ? { gamma: 0.8 } : {}) } },
+        behavioralCloning: { demo_path: DEMO_PATH, steps: ppo ? 1500 : 1000 },
+      });
+    }
+  }
   // test_hybrid.py
   for (const a of hybrid) {
     list.push({

@@ -60,6 +60,7 @@ describe('behavioral cloning', () => {
     for (const kind of ['ppo', 'sac'] as const) {
       it(`its loss falls as the ${kind} actor learns the demonstrations (${label})`, () => {
         const cloning = new BehavioralCloning(actor(spec, kind), cloningSettings(), {
+          behavior: 'Walker',
           learningRate: 3e-3,
           batchSize: 32,
           seed: 1,
@@ -79,6 +80,7 @@ describe('behavioral cloning', () => {
   it('trains an actor with memory from zero memories, on whole sequences', () => {
     const spec = CASES[2][1];
     const cloning = new BehavioralCloning(actor(spec, 'ppo', { memory: { memory_size: 8, sequence_length: 4 } }), cloningSettings(), {
+      behavior: 'Walker',
       learningRate: 3e-3,
       batchSize: 32,
       seed: 1,
@@ -94,7 +96,7 @@ describe('behavioral cloning', () => {
       it(`its gradient agrees with finite differences (${kind}, ${label})`, () => {
         const model = actor(spec, kind);
         const demonstrations = expertDemonstrations(spec, 6, 4);
-        const cloning = new BehavioralCloning(model, cloningSettings(), { learningRate: 1e-3, batchSize: 6, seed: 1, demonstrations });
+        const cloning = new BehavioralCloning(model, cloningSettings(), { behavior: 'Walker', learningRate: 1e-3, batchSize: 6, seed: 1, demonstrations });
         const batch = {
           count: 6,
           observations: spec.observationSpecs.map((_, k) => demonstrations.get(observationKey(k)).rows),
@@ -122,18 +124,18 @@ describe('behavioral cloning\'s settings', () => {
   const demonstrations = expertDemonstrations(spec, 64, 2);
 
   it('takes the trainer\'s batch_size and 3 epochs unless told otherwise (upstream\'s test_bcmodule_defaults)', () => {
-    const defaults = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings(), { learningRate: 3e-4, batchSize: 1024, seed: 1, demonstrations });
+    const defaults = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings(), { behavior: 'Walker', learningRate: 3e-4, batchSize: 1024, seed: 1, demonstrations });
     expect([defaults.batchSize, defaults.numEpoch]).toEqual([1024, 3]);
-    const set = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ num_epoch: 100, batch_size: 10000 }), { learningRate: 3e-4, batchSize: 1024, seed: 1, demonstrations });
+    const set = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ num_epoch: 100, batch_size: 10000 }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 1024, seed: 1, demonstrations });
     expect([set.batchSize, set.numEpoch]).toEqual([10000, 100]);
   });
 
   it('keeps learning_rate x strength with steps 0, and anneals it linearly over steps otherwise', () => {
-    const constant = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ strength: 0.5 }), { learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
+    const constant = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ strength: 0.5 }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
     expect(constant.learningRate).toBeCloseTo(1.5e-4, 12);
     constant.update(400);
     expect(constant.learningRate).toBeCloseTo(1.5e-4, 12);
-    const annealed = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ steps: 100 }), { learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
+    const annealed = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ steps: 100 }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
     annealed.update(10);
     expect(annealed.learningRate).toBeCloseTo(3e-4 - (10 / 100) * (3e-4 - 1e-10), 12);
     annealed.update(100);
@@ -145,15 +147,15 @@ describe('behavioral cloning\'s settings', () => {
   });
 
   it('runs at most samples_per_update rows a pass', () => {
-    const limited = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ samples_per_update: 32 }), { learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
+    const limited = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ samples_per_update: 32 }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
     limited.update(0);
     expect(limited.adam.step).toBe(2 * 3);
   });
 
   it('restores its Adam state and learning rate from its checkpoint arrays', () => {
-    const trained = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ steps: 50 }), { learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
+    const trained = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ steps: 50 }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
     trained.update(20);
-    const restored = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ steps: 50 }), { learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
+    const restored = new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ steps: 50 }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 16, seed: 1, demonstrations });
     restored.loadStateArrays(trained.stateArrays());
     expect(restored.learningRate).toBe(trained.learningRate);
     expect(restored.adam.step).toBe(trained.adam.step);
@@ -167,7 +169,7 @@ const REFERENCE_DEMO = path.resolve(__dirname, '../../../shared/reference/demos/
   it('clones 3DBall\'s recorded actions for PPO and SAC (upstream\'s test_bcmodule_update)', () => {
     const spec = behavior([8], new ActionSpec(2, []));
     for (const kind of ['ppo', 'sac'] as const) {
-      const cloning = new BehavioralCloning(actor(spec, kind), cloningSettings({ demo_path: REFERENCE_DEMO, samples_per_update: 256 }), { learningRate: 3e-4, batchSize: 64, seed: 1 });
+      const cloning = new BehavioralCloning(actor(spec, kind), cloningSettings({ demo_path: REFERENCE_DEMO, samples_per_update: 256 }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 64, seed: 1 });
       expect(cloning.demonstrations.numExperiences).toBe(2143);
       const first = cloning.update(0)[PRETRAINING_LOSS_TAG];
       let last = first;
@@ -176,10 +178,10 @@ const REFERENCE_DEMO = path.resolve(__dirname, '../../../shared/reference/demos/
     }
   });
 
-  it('refuses it for a behavior of other observations, naming both specs and the file', () => {
+  it('refuses it for a behavior of other observations, naming the behavior, both specs and the file', () => {
     const spec = behavior([9], new ActionSpec(2, []));
-    expect(() => new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ demo_path: REFERENCE_DEMO }), { learningRate: 3e-4, batchSize: 64, seed: 1 })).toThrow(
-      /behavioral_cloning\.demo_path: the demonstrations in .*test\.demo have observations \[\(8\)\], ActionSpec\(continuous: 2.*but the behavior training on them has observations \[\(9\)/,
+    expect(() => new BehavioralCloning(actor(spec, 'ppo'), cloningSettings({ demo_path: REFERENCE_DEMO }), { behavior: 'Walker', learningRate: 3e-4, batchSize: 64, seed: 1 })).toThrow(
+      /behaviors\.Walker\.behavioral_cloning\.demo_path: the demonstrations in .*test\.demo have observations \[\(8\)\], ActionSpec\(continuous: 2.*but behavior Walker, which trains on them, has observations \[\(9\)/,
     );
   });
 });

@@ -16,7 +16,7 @@ import { builtinExecutable } from '../../src/sims/builtin';
 import { BufferKey, observationKey } from '../../src/trainers/buffer';
 import { loadDemonstrations, resolveDemonstrationPaths } from '../../src/trainers/demonstrations';
 import { tempDir } from '../helpers/paths';
-import { behavior } from '../networks/model-fixtures';
+import { behavior, visualObservation } from '../networks/model-fixtures';
 
 const dir = tempDir('demonstrations');
 
@@ -88,14 +88,20 @@ describe('demonstrations recorded by SimpleGoal', () => {
     expect(Array.from(buffer.get(BufferKey.DONE).rows.subarray(0, 8))).toEqual([0, 0, 0, 0, 1, 0, 0, 0]);
   });
 
-  it('are refused for a behavior of other actions, naming both specs and the file', () => {
+  it('are refused for a behavior of other observations or actions, naming the behavior, its setting, both specs and the file', () => {
     const file = record('mismatch.demo', 20, '--continuous', '1', '--discrete', '0');
     const expected: BehaviorSpec = behavior([1], new ActionSpec(0, [2]));
-    expect(() => loadDemonstrations(file, 1, { spec: expected, setting: 'reward_signals.gail.demo_path' })).toThrow(
+    expect(() => loadDemonstrations(file, 1, { behavior: 'Pusher', spec: expected, setting: 'reward_signals.gail.demo_path' })).toThrow(
       new RegExp(
-        'reward_signals\\.gail\\.demo_path: the demonstrations in .*mismatch\\.demo have observations \\[\\(1\\)\\], ActionSpec\\(continuous: 1, ' +
-          'discrete branches: \\[\\]\\), but the behavior training on them has .*ActionSpec\\(continuous: 0, discrete branches: \\[2\\]\\)',
+        '^behaviors\\.Pusher\\.reward_signals\\.gail\\.demo_path: the demonstrations in .*mismatch\\.demo have observations \\[\\(1\\)\\], ' +
+          'ActionSpec\\(continuous: 1, discrete branches: \\[\\]\\), but behavior Pusher, which trains on them, has observations \\[\\(1\\) \\[NONE\\]\\], ' +
+          'ActionSpec\\(continuous: 0, discrete branches: \\[2\\]\\)\\. Record the demonstrations again with Pusher\'s observations and actions',
       ),
+    );
+    // An image where the demonstrations hold a vector: the shapes are named too.
+    const visual: BehaviorSpec = { observationSpecs: [visualObservation(3, 20, 20)], actionSpec: new ActionSpec(1, []) };
+    expect(() => loadDemonstrations(file, 1, { behavior: 'Pusher', spec: visual, setting: 'behavioral_cloning.demo_path' })).toThrow(
+      /^behaviors\.Pusher\.behavioral_cloning\.demo_path: .*mismatch\.demo have observations \[\(1\)\].*but behavior Pusher, which trains on them, has observations \[\(3, 20, 20\) \[NONE, TRANSLATIONAL_EQUIVARIANCE, TRANSLATIONAL_EQUIVARIANCE\]\]/,
     );
   });
 });
@@ -133,6 +139,7 @@ const REFERENCE_DEMOS = path.resolve(__dirname, '../../../shared/reference/demos
 (fs.existsSync(REFERENCE_DEMOS) ? describe : describe.skip)('Unity\'s reference demonstrations (../shared/reference)', () => {
   it('give the rows upstream\'s demo_to_buffer gives (test.demo: its sums, from release_21\'s loader)', () => {
     const { spec, buffer } = loadDemonstrations(path.join(REFERENCE_DEMOS, 'test.demo'), 1, {
+      behavior: 'Walker',
       spec: behavior([8], new ActionSpec(2, [])),
       setting: 'behavioral_cloning.demo_path',
     });

@@ -23,6 +23,8 @@ export class BodyInputLayout {
   readonly visualObservations: readonly number[];
   /** The input column where each image's encoding starts. */
   readonly encodingColumns: readonly number[];
+  /** The input column where each observation's values or encoding start, in observation order. */
+  readonly columns: readonly number[];
   /** Values in the input: vector values and encodings. */
   readonly width: number;
   /** Values in the vector observations side by side (what a normalizer sees). */
@@ -42,8 +44,10 @@ export class BodyInputLayout {
     const columns: number[] = [];
     const goals: number[] = [];
     const goalColumns: number[] = [];
+    const starts: number[] = [];
     let column = 0;
     spec.observationSpecs.forEach((obs, k) => {
+      starts.push(column);
       const width = isVisual(obs.shape) ? encodingSize : this.observationSizes[k];
       if (isVisual(obs.shape)) {
         visual.push(k);
@@ -59,6 +63,7 @@ export class BodyInputLayout {
     this.goalColumns = goalColumns;
     this.visualObservations = visual;
     this.encodingColumns = columns;
+    this.columns = starts;
     this.width = column;
     this.vectorWidth = column - encodingSize * visual.length;
   }

@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { EncoderType } from '../../config/settings';
 import { DimensionProperty, ObservationSpec } from '../../env/behavior-spec';
 import type { SeededRandom } from '../../common/random';
-import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource } from '../layers/layer';
+import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass } from '../layers/layer';
 import { UnsupportedModelError } from '../unsupported-model';
 import { ImageShape } from './conv-stack';
 import { fullyConnectedEncoder } from './fully-connected';
@@ -102,6 +102,22 @@ export class VisualEncoder {
   /** Writes the parameters' gradient from the encodings' gradient (count x outputSize). */
   backward(encodingGradient: tf.Tensor2D, source: ParameterSource): void {
     this.layers.backward(encodingGradient, source, false);
+  }
+
+  /**
+   * The encodings of `images` ([count, ...the observation's shape], as the environment sends them)
+   * as a traced pass (layer.ts); the input gradient comes in the images' shape.
+   */
+  tracedPass(images: tf.Tensor4D, parameters: TracedParameters): TracedPass<tf.Tensor2D, tf.Tensor4D> {
+    const { channelFirst } = this.layout;
+    const pass = this.layers.tracedPass(channelFirst ? tf.transpose(images, [0, 2, 3, 1]) : images, parameters);
+    return {
+      output: pass.output as tf.Tensor2D,
+      inputGradient: (dy) => {
+        const gradient = pass.inputGradient(dy) as tf.Tensor4D;
+        return channelFirst ? tf.transpose(gradient, [0, 3, 1, 2]) : gradient;
+      },
+    };
   }
 
   /** Its ONNX nodes after `input` ([batch, C, H, W]); returns the encoding's name. */

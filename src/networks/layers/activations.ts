@@ -1,9 +1,10 @@
 /**
  * The activations upstream's encoders use, as layers without parameters: LeakyReLU (torch's
- * default slope 0.01), ReLU and Swish (x sigmoid(x)). Each keeps what its derivative needs.
+ * default slope 0.01), ReLU and Swish (x sigmoid(x)). Each keeps what its derivative needs. Their
+ * traced derivatives treat the kinks' step functions as constants, as torch's double backward does.
  */
 import * as tf from '@tensorflow/tfjs';
-import { GraphWriter, Layer, ParameterBlock } from './layer';
+import { GraphWriter, Layer, ParameterBlock, TracedPass } from './layer';
 
 /** torch.nn.LeakyReLU's default negative slope. */
 export const LEAKY_RELU_SLOPE = 0.01;
@@ -14,6 +15,7 @@ abstract class Activation implements Layer {
   initialize(): void {}
   abstract forward(input: tf.Tensor, source: unknown, keep: boolean): tf.Tensor;
   abstract backward(outputGradient: tf.Tensor, source: unknown, needInput: boolean): tf.Tensor | null;
+  abstract tracedPass(input: tf.Tensor): TracedPass;
   abstract exportOnnx(graph: GraphWriter, input: string, name: string): string;
 }
 
@@ -32,6 +34,11 @@ export class LeakyRelu extends Activation {
     return tf.mul(outputGradient, tf.step(kept(this.input), LEAKY_RELU_SLOPE));
   }
 
+  tracedPass(input: tf.Tensor): TracedPass {
+    const slope = tf.step(input, LEAKY_RELU_SLOPE);
+    return { output: tf.leakyRelu(input, LEAKY_RELU_SLOPE), inputGradient: (dy) => tf.mul(dy, slope) };
+  }
+
   exportOnnx(graph: GraphWriter, input: string, name: string): string {
     return graph.node('LeakyRelu', [input], `${name}.output`, { alpha: { float: LEAKY_RELU_SLOPE } });
   }
@@ -48,6 +55,11 @@ export class Relu extends Activation {
 
   backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
     return needInput ? tf.mul(outputGradient, tf.step(kept(this.input), 0)) : null;
+  }
+
+  tracedPass(input: tf.Tensor): TracedPass {
+    const slope = tf.step(input, 0);
+    return { output: tf.relu(input), inputGradient: (dy) => tf.mul(dy, slope) };
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string): string {
@@ -73,6 +85,12 @@ export class Swish extends Activation {
   backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
     if (!needInput) return null;
     return swishBackward(outputGradient, kept(this.gate), kept(this.output));
+  }
+
+  tracedPass(input: tf.Tensor): TracedPass {
+    const gate = tf.sigmoid(input);
+    const output = tf.mul(input, gate);
+    return { output, inputGradient: (dy) => swishBackward(dy, gate, output) };
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string): string {

@@ -17,9 +17,9 @@
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { Swish } from './activations';
-import { Dense, linearLayer } from './dense';
-import { HyperNetwork } from './hypernetwork';
-import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource } from './layer';
+import { Dense, linearLayer, tracedMatMul } from './dense';
+import { HyperNetwork, HyperNetworkTracedPass } from './hypernetwork';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass } from './layer';
 import type { BodyEncoder } from './linear-encoder';
 
 /** One layer: dense with Swish fused, or a hypernetwork with its Swish after it. */
@@ -160,6 +160,36 @@ export class ConditionalEncoder implements BodyEncoder {
       }
     }
     return below;
+  }
+
+  // Traced (layer.ts).
+
+  tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass<tf.Tensor2D> {
+    const { pick, scatter } = this.selectionTensors();
+    const goal = tracedMatMul(input, pick);
+    const passes: Array<TracedPass<tf.Tensor2D> | { readonly hyper: HyperNetworkTracedPass; readonly swish: TracedPass }> = [];
+    const output = this.layers.reduce<tf.Tensor2D>((h, layer) => {
+      if ('dense' in layer) {
+        const pass = layer.dense.tracedPass(h, parameters);
+        passes.push(pass);
+        return pass.output;
+      }
+      const hyper = layer.hyper.tracedPass(h, goal, parameters);
+      const swish = layer.swish.tracedPass(hyper.output);
+      passes.push({ hyper, swish });
+      return swish.output as tf.Tensor2D;
+    }, input);
+    const inputGradient = (dy: tf.Tensor2D) => {
+      let goalGradient: tf.Tensor2D | null = null;
+      const gradient = passes.reduceRight<tf.Tensor2D>((below, pass) => {
+        if (!('hyper' in pass)) return pass.inputGradient(below);
+        const hyper = pass.hyper.inputGradients(pass.swish.inputGradient(below) as tf.Tensor2D);
+        goalGradient = goalGradient === null ? hyper.goal : (tf.add(goalGradient, hyper.goal) as tf.Tensor2D);
+        return hyper.input;
+      }, dy);
+      return goalGradient === null ? gradient : (tf.add(gradient, tracedMatMul(goalGradient, scatter)) as tf.Tensor2D);
+    };
+    return { output, inputGradient };
   }
 
   // Export.

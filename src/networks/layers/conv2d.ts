@@ -19,11 +19,16 @@
  *    phase, flipped; the phases are then interleaved. (One convolution of the gradient dilated by
  *    the stride would multiply stride^2 as many zeros; im2col's col2im runs in JavaScript.)
  * The exported ONNX Conv takes torch's out x in x k x k layout, permuted at export.
+ *
+ * Its traced pass (layer.ts) runs the same three computations as two ops of its own that tfjs
+ * differentiates: the convolution (d/dx is the input gradient, d/dW the filter gradient) and its
+ * input gradient, which is linear in both dY and W: d<h, dX(dY, W)>/d dY is the convolution of h,
+ * and d/dW the filter gradient of input h and output gradient dY.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto, transposeInto } from '../tensor-io';
-import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, blockValues } from './layer';
+import { copyTensorInto } from '../tensor-io';
+import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 
 export interface Conv2dShape {
   /** The input image, [height, width, channels]. */
@@ -47,7 +52,7 @@ export class Conv2d implements Layer {
   readonly bias: ParameterBlock;
   /** Values in one patch: kernel x kernel x input channels. */
   private readonly patchSize: number;
-  private tensors: { version: number; filter: tf.Tensor4D; flipped: tf.Tensor4D; phases: Phase[]; bias: tf.Tensor1D } | null = null;
+  private tensors: { version: number; filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D } | null = null;
   private input: tf.Tensor4D | null = null;
 
   constructor(
@@ -84,33 +89,75 @@ export class Conv2d implements Layer {
     const x = input as tf.Tensor4D;
     if (keep) this.input = x;
     const { filter, bias } = this.weightTensors(source);
-    const p = this.shape.padding;
-    const pad = p === 0 ? 'valid' : ([[0, 0], [p, p], [p, p], [0, 0]] as [[number, number], [number, number], [number, number], [number, number]]);
-    return tf.fused.conv2d({ x, filter, strides: this.shape.stride, pad, bias });
+    return this.convolve(x, filter, bias);
   }
 
   backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null {
     const x = this.input;
     if (x === null) throw new Error('Conv2d.backward() needs a kept forward pass first.');
     const dy = outputGradient as tf.Tensor4D;
+    copyTensorInto(this.weightGradient(x, dy), source.gradient, this.weight.offset);
+    copyTensorInto(tf.sum(dy, [0, 1, 2]), source.gradient, this.bias.offset);
+    return needInput ? this.inputGradient(dy, this.weightTensors(source).reversed) : null;
+  }
+
+  tracedPass(input: tf.Tensor, parameters: TracedParameters): TracedPass {
+    const weight = parameters(this.weight) as tf.Tensor4D;
+    // The inputs a gradient reads are saved: tfjs frees the forward pass's other tensors first.
+    const convolution = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const [x, w, b, save] = args as [tf.Tensor4D, tf.Tensor4D, tf.Tensor1D, tf.GradSaveFunc];
+      save([x, w]);
+      return {
+        value: this.convolve(x, filterOf(w), b),
+        gradFunc: (dy: tf.Tensor, [savedX, savedW]: tf.Tensor[]) => {
+          const gradient = dy as tf.Tensor4D;
+          return [this.inputGradient(gradient, this.reversedFiltersOf(savedW as tf.Tensor4D)), this.weightGradient(savedX as tf.Tensor4D, gradient), tf.sum(gradient, [0, 1, 2])];
+        },
+      };
+    }) as (x: tf.Tensor4D, w: tf.Tensor4D, b: tf.Tensor) => tf.Tensor4D;
+    const inputGradient = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const [dy, w, save] = args as [tf.Tensor4D, tf.Tensor4D, tf.GradSaveFunc];
+      save([dy, w]);
+      return {
+        value: this.inputGradient(dy, this.reversedFiltersOf(w)),
+        gradFunc: (h: tf.Tensor, [savedDy, savedW]: tf.Tensor[]) => [
+          this.convolve(h as tf.Tensor4D, filterOf(savedW as tf.Tensor4D), null),
+          this.weightGradient(h as tf.Tensor4D, savedDy as tf.Tensor4D),
+        ],
+      };
+    }) as (dy: tf.Tensor4D, w: tf.Tensor4D) => tf.Tensor4D;
+    return {
+      output: convolution(input as tf.Tensor4D, weight, parameters(this.bias)),
+      inputGradient: (dy) => inputGradient(dy as tf.Tensor4D, weight),
+    };
+  }
+
+  private convolve(x: tf.Tensor4D, filter: tf.Tensor4D, bias: tf.Tensor | null): tf.Tensor4D {
+    const p = this.shape.padding;
+    const pad = p === 0 ? 'valid' : ([[0, 0], [p, p], [p, p], [0, 0]] as [[number, number], [number, number], [number, number], [number, number]]);
+    return bias === null ? tf.conv2d(x, filter, this.shape.stride, pad) : tf.fused.conv2d({ x, filter, strides: this.shape.stride, pad, bias });
+  }
+
+  /** dW (out x k x k x in, as the block) from the input and dY. */
+  private weightGradient(x: tf.Tensor4D, dy: tf.Tensor4D): tf.Tensor {
     const { kernel, stride, padding, outChannels } = this.shape;
     const channels = this.shape.input[2];
-
     const padded = padding > 0 ? tf.pad(x, [[0, 0], [padding, padding], [padding, padding], [0, 0]]) : x;
     const byChannel = tf.transpose(padded, [3, 1, 2, 0]) as tf.Tensor4D;
     const gradientFilter = tf.transpose(dy, [1, 2, 0, 3]) as tf.Tensor4D;
     const taps = tf.conv2d(byChannel, gradientFilter, 1, 'valid', 'NHWC', stride);
     // [in, k', k', out], k' >= k where the stride does not divide the input: the first k taps.
-    const weightGradient = tf.transpose(tf.slice(taps, [0, 0, 0, 0], [channels, kernel, kernel, outChannels]), [3, 1, 2, 0]);
-    copyTensorInto(weightGradient, source.gradient, this.weight.offset);
-    copyTensorInto(tf.sum(dy, [0, 1, 2]), source.gradient, this.bias.offset);
-    if (!needInput) return null;
+    return tf.transpose(tf.slice(taps, [0, 0, 0, 0], [channels, kernel, kernel, outChannels]), [3, 1, 2, 0]);
+  }
 
-    if (stride === 1) {
+  /** dX from dY. */
+  private inputGradient(dy: tf.Tensor4D, { flipped, phases }: ReversedFilters): tf.Tensor4D {
+    const { kernel, padding } = this.shape;
+    if (flipped !== null) {
       const edge = kernel - 1 - padding;
-      return tf.conv2d(dy, this.weightTensors(source).flipped, 1, [[0, 0], [edge, edge], [edge, edge], [0, 0]]);
+      return tf.conv2d(dy, flipped, 1, [[0, 0], [edge, edge], [edge, edge], [0, 0]]);
     }
-    return this.stridedInputGradient(dy, this.weightTensors(source).phases);
+    return this.stridedInputGradient(dy, phases);
   }
 
   /**
@@ -118,7 +165,7 @@ export class Conv2d implements Layer {
    * from output rows (iy + padding - ky) / s: per phase (iy + padding) mod s, a stride-1 "full"
    * convolution of dY with that phase's taps, flipped (likewise for columns).
    */
-  private stridedInputGradient(dy: tf.Tensor4D, phases: readonly Phase[]): tf.Tensor {
+  private stridedInputGradient(dy: tf.Tensor4D, phases: readonly Phase[]): tf.Tensor4D {
     const { kernel, stride, padding } = this.shape;
     const [height, width, channels] = this.shape.input;
     const [batch, outHeight, outWidth] = dy.shape;
@@ -150,7 +197,7 @@ export class Conv2d implements Layer {
     const missingRows = Math.max(0, padding + height - rows * stride);
     const missingCols = Math.max(0, padding + width - cols * stride);
     if (missingRows > 0 || missingCols > 0) padded = tf.pad(padded, [[0, 0], [0, missingRows], [0, missingCols], [0, 0]]);
-    return tf.slice(padded, [0, padding, padding, 0], [batch, height, width, channels]);
+    return tf.slice(padded, [0, padding, padding, 0], [batch, height, width, channels]) as tf.Tensor4D;
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {
@@ -180,31 +227,52 @@ export class Conv2d implements Layer {
   }
 
   /**
-   * As tensors, per parameter version: the filter (k x k x in x out, for tf.conv2d), the filter
-   * flipped in space with in and out swapped (k x k x out x in, for dX at stride 1), the flipped
-   * taps of each stride phase (for dX at larger strides) and b.
+   * The filters and b as tensors, kept per parameter version: they live until the parameters
+   * change (this may run inside a caller's tidy scope).
    */
-  private weightTensors(source: ParameterSource) {
+  private weightTensors(source: ParameterSource): { filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D } {
     if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
     if (this.tensors !== null) {
-      const { filter, flipped, phases, bias } = this.tensors;
-      tf.dispose([filter, flipped, bias, ...phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
+      const { filter, reversed, bias } = this.tensors;
+      tf.dispose([filter, bias, ...(reversed.flipped === null ? [] : [reversed.flipped]), ...reversed.phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
     }
     const { kernel, outChannels } = this.shape;
     const channels = this.shape.input[2];
-    const matrix = blockValues(source.parameters, this.weight);
-    const filter = new Float32Array(matrix.length);
-    transposeInto(matrix, outChannels, this.patchSize, filter);
-    const kept = tf.tidy(() => ({
-      filter: tf.keep(tf.tensor4d(filter, [kernel, kernel, channels, outChannels])),
-      flipped: tf.keep(tf.transpose(tf.reverse(tf.tensor4d(matrix, [outChannels, kernel, kernel, channels]), [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D),
-      bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
-    }));
-    // Kept (this may run inside a caller's tidy scope): they live until the parameters change.
-    const phases = this.shape.stride === 1 ? [] : phaseFilters(matrix, this.shape, channels).map((phase) => ({ ...phase, filter: phase.filter === null ? null : tf.keep(phase.filter) }));
-    this.tensors = { version: source.version, ...kept, phases };
+    const values = blockValues(source.parameters, this.weight);
+    let kept!: { filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D };
+    tf.tidy(() => {
+      const weight = tf.tensor4d(values, [outChannels, kernel, kernel, channels]);
+      const { flipped, phases } = this.reversedFiltersOf(weight);
+      kept = {
+        filter: tf.keep(filterOf(weight)),
+        reversed: { flipped: flipped === null ? null : tf.keep(flipped), phases: phases.map((phase) => ({ ...phase, filter: phase.filter === null ? null : tf.keep(phase.filter) })) },
+        bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
+      };
+    });
+    this.tensors = { version: source.version, ...kept };
     return this.tensors;
   }
+
+  /**
+   * The filters dX convolves dY with, from a weight tensor (out x k x k x in, as the block): at
+   * stride 1 the weights flipped in space with in and out swapped (k x k x out x in); at larger
+   * strides the flipped taps of each stride phase.
+   */
+  private reversedFiltersOf(weight: tf.Tensor4D): ReversedFilters {
+    if (this.shape.stride === 1) return { flipped: tf.transpose(tf.reverse(weight, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D, phases: [] };
+    return { flipped: null, phases: phaseFilters(weight, this.shape) };
+  }
+}
+
+/** tf.conv2d's filter (k x k x in x out) from a weight tensor (out x k x k x in, as the block). */
+function filterOf(weight: tf.Tensor4D): tf.Tensor4D {
+  return tf.transpose(weight, [1, 2, 3, 0]) as tf.Tensor4D;
+}
+
+/** The filters of dX (see reversedFiltersOf): `flipped` at stride 1, else `phases`. */
+interface ReversedFilters {
+  readonly flipped: tf.Tensor4D | null;
+  readonly phases: readonly Phase[];
 }
 
 /** The filter taps of one stride phase, flipped, as tf.conv2d's filter (taps y x taps x x out x in); null when none. */
@@ -213,8 +281,13 @@ interface Phase {
   readonly filter: tf.Tensor4D | null;
 }
 
-function phaseFilters(weight: Float32Array, shape: Conv2dShape, channels: number): Phase[] {
-  const { kernel, stride, outChannels } = shape;
+/**
+ * Phase (ry, rx) takes kernel rows ry, ry + s, ... and columns rx, rx + s, ..., in reverse order:
+ * taps y x taps x x out x in.
+ */
+function phaseFilters(weight: tf.Tensor4D, shape: Conv2dShape): Phase[] {
+  const { kernel, stride } = shape;
+  const [outChannels, , , channels] = weight.shape;
   const taps = (phase: number) => Math.max(0, Math.ceil((kernel - phase) / stride));
   const phases: Phase[] = [];
   for (let ry = 0; ry < stride; ry++) {
@@ -224,19 +297,8 @@ function phaseFilters(weight: Float32Array, shape: Conv2dShape, channels: number
         phases.push({ taps: [tapsY, tapsX], filter: null });
         continue;
       }
-      const values = new Float32Array(tapsY * tapsX * outChannels * channels);
-      for (let t = 0; t < tapsY; t++) {
-        const ky = ry + stride * (tapsY - 1 - t);
-        for (let u = 0; u < tapsX; u++) {
-          const kx = rx + stride * (tapsX - 1 - u);
-          for (let o = 0; o < outChannels; o++) {
-            const from = ((o * kernel + ky) * kernel + kx) * channels;
-            const to = ((t * tapsX + u) * outChannels + o) * channels;
-            values.set(weight.subarray(from, from + channels), to);
-          }
-        }
-      }
-      phases.push({ taps: [tapsY, tapsX], filter: tf.tensor4d(values, [tapsY, tapsX, outChannels, channels]) });
+      const picked = tf.stridedSlice(weight, [0, ry, rx, 0], [outChannels, kernel, kernel, channels], [1, stride, stride, 1]);
+      phases.push({ taps: [tapsY, tapsX], filter: tf.transpose(tf.reverse(picked, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D });
     }
   }
   return phases;

@@ -22,7 +22,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { copyTensorInto, tensorValues, transposeInto } from '../tensor-io';
 import { swishBackward } from './activations';
-import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, TracedParameters, blockValues } from './layer';
+import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, TracedParameters, TracedPass, blockValues } from './layer';
 
 /** Weights (inputs x outputs) above which the batch-first backward avoids W as a right operand: 256 x 256 breaks even here. */
 const LARGE_WEIGHT = 256 * 256;
@@ -60,12 +60,6 @@ interface WeightTensors {
   readonly weight: tf.Tensor2D;
   readonly bias: tf.Tensor1D;
   readonly biasColumn: tf.Tensor2D;
-}
-
-/** A traced forward pass: its output, and d/d input from d/d output (count x out to count x in), as traced ops. */
-export interface TracedPass {
-  readonly output: tf.Tensor2D;
-  readonly inputGradient: (outputGradient: tf.Tensor2D) => tf.Tensor2D;
 }
 
 /** What a kept forward pass left for the backward: the input, and Swish's gate and output. */
@@ -269,18 +263,11 @@ export class Dense implements Layer {
     return dx;
   }
 
-  // Traced: batch first, with tfjs, the weights given as tensors for tfjs's own gradients. The
-  // input gradient comes as traced ops too, so that a loss may hold a gradient and still be
-  // differentiated (GAIL's gradient penalty): tfjs's nested tf.grad loses the paths through the
-  // tensors its inner pass saves. Slower than the passes above; for losses not derived by hand.
+  // Traced: batch first, with tfjs, the weights given as tensors for tfjs's own gradients (see
+  // TracedPass in layer.ts). Slower than the passes above; for losses not derived by hand.
 
-  /** The output (count x out) for `input` (count x in), each block's values the tensor `parameters` gives for it. */
-  forwardTraced(input: tf.Tensor2D, parameters: TracedParameters): tf.Tensor2D {
-    return this.tracedPass(input, parameters).output;
-  }
-
-  /** forwardTraced(), with the map from d/d output to d/d input, both traced. */
-  tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass {
+  /** The output (count x out) for `input` (count x in) and the map from d/d output to d/d input, traced. */
+  tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass<tf.Tensor2D> {
     const weights = this.parts.map((part) => parameters(part.weight));
     const biases = this.parts.map((part) => parameters(part.bias));
     const weight = (weights.length === 1 ? weights[0] : tf.concat(weights, 0)) as tf.Tensor2D;
@@ -354,7 +341,7 @@ export class Dense implements Layer {
  * a b, whose gradients tfjs computes with explicit transposes: its own matMul gradient multiplies
  * with transpose flags, 5 to 10 times slower on the wasm backend (DESIGN.md).
  */
-const tracedMatMul = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+export const tracedMatMul = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
   const [a, b, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
   save([a, b]);
   return {

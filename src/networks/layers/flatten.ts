@@ -6,7 +6,7 @@
  * last convolution's output).
  */
 import * as tf from '@tensorflow/tfjs';
-import { GraphWriter, Layer, ParameterBlock, sizeOf } from './layer';
+import { GraphWriter, Layer, ParameterBlock, TracedPass, sizeOf } from './layer';
 
 export class Flatten implements Layer {
   readonly blocks: readonly ParameterBlock[] = [];
@@ -31,6 +31,11 @@ export class Flatten implements Layer {
     if (!this.image) return outputGradient.reshape([batch, ...this.input]);
     const [height, width, channels] = this.input;
     return tf.transpose(outputGradient.reshape([batch, channels, height, width]), [0, 2, 3, 1]);
+  }
+
+  /** Its forward and backward are reshapes and transposes, which tfjs differentiates. */
+  tracedPass(input: tf.Tensor): TracedPass {
+    return { output: this.forward(input), inputGradient: (dy) => this.backward(dy, null, true)! };
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string): string {

@@ -27,8 +27,8 @@
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { copyTensorInto, tensorValues } from '../tensor-io';
-import { Dense, linearLayer } from './dense';
-import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, blockValues } from './layer';
+import { Dense, linearLayer, tracedMatMul } from './dense';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 import { LayerNorm } from './layer-norm';
 
 /** The last layer's weights and biases as tensors, in the shapes the passes multiply by. */
@@ -70,6 +70,12 @@ interface KeptPass<T> {
 export interface HyperNetworkGradients<T> {
   readonly input: T | null;
   readonly goal: T | null;
+}
+
+/** A traced pass (layer.ts) of the hypernetwork: its output, and the map from d/d output to d/d input and d/d goal. */
+export interface HyperNetworkTracedPass {
+  readonly output: tf.Tensor2D;
+  inputGradients(outputGradient: tf.Tensor2D): { readonly input: tf.Tensor2D; readonly goal: tf.Tensor2D };
 }
 
 export class HyperNetwork {
@@ -177,6 +183,34 @@ export class HyperNetwork {
     if (!needInput) return { input: null, goal: null };
     const inputGradient = tf.reshape(tf.matMul(generated, tf.reshape(outputGradient, [count, outputs, 1])), [count, inputs]) as tf.Tensor2D;
     return { input: inputGradient, goal: groups === null ? (gradient as tf.Tensor2D) : null };
+  }
+
+  // Traced (layer.ts): the same products, each block's values given by `parameters`.
+
+  tracedPass(input: tf.Tensor2D, goal: tf.Tensor2D, parameters: TracedParameters): HyperNetworkTracedPass {
+    const count = input.shape[0];
+    const { hiddenSize: h, inputs, outputs } = this;
+    const passes: Array<TracedPass<tf.Tensor2D>> = [];
+    let hidden = goal;
+    for (const layer of this.layers) {
+      const pass = layer.tracedPass(hidden, parameters);
+      passes.push(pass);
+      hidden = pass.output;
+    }
+    const norm = this.layerNorm.tracedPass(hidden);
+    const normalized = tf.reshape(norm.output, [count, h, 1]);
+    const weight = tf.reshape(parameters(this.weight), [h * inputs, outputs]) as tf.Tensor2D;
+    const generatedBias = parameters(this.generatedBias) as tf.Tensor2D;
+    const outer = tf.reshape(tf.mul(normalized, tf.reshape(input, [count, 1, inputs])), [count, h * inputs]) as tf.Tensor2D;
+    const output = tf.add(tf.add(tracedMatMul(outer, weight), tracedMatMul(input, generatedBias)), parameters(this.bias)) as tf.Tensor2D;
+    const inputGradients = (dy: tf.Tensor2D) => {
+      const outerGradient = tf.reshape(tracedMatMul(dy, tf.transpose(weight)), [count, h, inputs]);
+      const inputGradient = tf.add(tf.sum(tf.mul(outerGradient, normalized), 1), tracedMatMul(dy, tf.transpose(generatedBias))) as tf.Tensor2D;
+      const normalizedGradient = tf.sum(tf.mul(outerGradient, tf.reshape(input, [count, 1, inputs])), 2);
+      const goalGradient = passes.reduceRight((gradient, pass) => pass.inputGradient(gradient), norm.inputGradient(normalizedGradient) as tf.Tensor2D);
+      return { input: inputGradient, goal: goalGradient };
+    };
+    return { output, inputGradients };
   }
 
   // JavaScript: batch first, plain loops.

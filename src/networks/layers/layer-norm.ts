@@ -7,7 +7,7 @@
  * dx = s (dy - mean(dy) - y mean(dy y)), every mean over the sample's features.
  */
 import * as tf from '@tensorflow/tfjs';
-import { GraphWriter, Layer, ParameterBlock } from './layer';
+import { GraphWriter, Layer, ParameterBlock, TracedPass } from './layer';
 
 /** Upstream's epsilon under the square root. */
 export const LAYER_NORM_EPSILON = 1e-5;
@@ -31,19 +31,19 @@ export class LayerNorm implements Layer {
   initialize(): void {}
 
   forward(input: tf.Tensor, _source: unknown, keep: boolean): tf.Tensor {
-    const centered = tf.sub(input, tf.mean(input, -1, true));
-    const inverseStd = tf.rsqrt(tf.add(tf.mean(tf.square(centered), -1, true), LAYER_NORM_EPSILON));
-    const output = tf.mul(centered, inverseStd);
-    if (keep) this.kept = { output, inverseStd };
-    return output;
+    const pass = normalize(input);
+    if (keep) this.kept = pass;
+    return pass.output;
   }
 
   backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {
-    if (!needInput) return null;
-    const { output, inverseStd } = keptPass(this.kept);
-    const meanGradient = tf.mean(outputGradient, -1, true);
-    const meanProjection = tf.mean(tf.mul(outputGradient, output), -1, true);
-    return tf.mul(inverseStd, tf.sub(tf.sub(outputGradient, meanGradient), tf.mul(output, meanProjection)));
+    return needInput ? inputGradient(outputGradient, keptPass(this.kept)) : null;
+  }
+
+  /** Its forward and backward are ops tfjs differentiates. */
+  tracedPass(input: tf.Tensor): TracedPass {
+    const pass = normalize(input);
+    return { output: pass.output, inputGradient: (dy) => inputGradient(dy, pass) };
   }
 
   /** count x features rows in plain loops, sums in double precision. */
@@ -97,6 +97,19 @@ export class LayerNorm implements Layer {
     const std = graph.node('Sqrt', [shifted], `${name}.std`);
     return graph.node('Div', [centered, std], `${name}.output`);
   }
+}
+
+function normalize(input: tf.Tensor): KeptPass<tf.Tensor> {
+  const centered = tf.sub(input, tf.mean(input, -1, true));
+  const inverseStd = tf.rsqrt(tf.add(tf.mean(tf.square(centered), -1, true), LAYER_NORM_EPSILON));
+  return { output: tf.mul(centered, inverseStd), inverseStd };
+}
+
+/** dx = s (dy - mean(dy) - y mean(dy y)) */
+function inputGradient(outputGradient: tf.Tensor, { output, inverseStd }: KeptPass<tf.Tensor>): tf.Tensor {
+  const meanGradient = tf.mean(outputGradient, -1, true);
+  const meanProjection = tf.mean(tf.mul(outputGradient, output), -1, true);
+  return tf.mul(inverseStd, tf.sub(tf.sub(outputGradient, meanGradient), tf.mul(output, meanProjection)));
 }
 
 function keptPass<T>(pass: KeptPass<T> | null): KeptPass<T> {

@@ -38,8 +38,20 @@ export interface ParameterSource {
   readonly version: number;
 }
 
-/** A block's values as a tensor of its shape, for passes tfjs differentiates itself (Dense.forwardTraced). */
+/** A block's values as a tensor of its shape, for passes tfjs differentiates itself (tracedPass). */
 export type TracedParameters = (block: ParameterBlock) => tf.Tensor;
+
+/**
+ * A traced pass, for losses that hold a gradient of the network themselves (GAIL's gradient
+ * penalty) and are still differentiated by tfjs: the output, and the map from d/d output to
+ * d/d input, both as ops tfjs differentiates with respect to the traced parameters. tfjs's
+ * nested tf.grad cannot stand in for the map: it loses the paths through the tensors its inner
+ * pass saves (measured against finite differences, it is wrong).
+ */
+export interface TracedPass<Out extends tf.Tensor = tf.Tensor, In extends tf.Tensor = Out> {
+  readonly output: Out;
+  inputGradient(outputGradient: Out): In;
+}
 
 /** What a layer writes its ONNX nodes through (OnnxGraphBuilder in src/export has this shape). */
 export interface GraphWriter {
@@ -71,6 +83,8 @@ export interface Layer {
    * parameters into `source.gradient` and returns d loss / d input, or null when `needInput` is false.
    */
   backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null;
+  /** Its output as a traced pass (TracedPass), each block's values given by `parameters`. */
+  tracedPass(input: tf.Tensor, parameters: TracedParameters): TracedPass;
   /** Writes its ONNX nodes after `input`, named from `name`; returns its output's name. */
   exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string;
 }

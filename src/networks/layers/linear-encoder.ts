@@ -6,8 +6,8 @@
  * also chains its layers' other ways of running (columns, JavaScript; see dense.ts).
  */
 import * as tf from '@tensorflow/tfjs';
-import { Dense, TracedPass, linearLayer } from './dense';
-import { Layer, ParameterAllocator, ParameterSource, TracedParameters } from './layer';
+import { Dense, linearLayer } from './dense';
+import { Layer, ParameterAllocator, ParameterSource, TracedParameters, TracedPass } from './layer';
 import { Sequential } from './sequential';
 
 /**
@@ -23,6 +23,7 @@ export interface BodyEncoder extends Layer {
   backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean, inputRows?: tf.Tensor2D): tf.Tensor2D | null;
   forwardInJavaScript(input: Float32Array, count: number, parameters: Float32Array, keep: boolean): Float32Array;
   backwardInJavaScript(outputGradient: Float32Array, parameters: Float32Array, gradient: Float32Array, needInput: boolean): Float32Array | null;
+  tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass<tf.Tensor2D>;
   /** Frees the tensors kept between passes. */
   dispose(): void;
 }
@@ -69,21 +70,9 @@ export class LinearEncoder extends Sequential implements BodyEncoder {
     return below;
   }
 
-  /** The encoding (count x hidden) of `input` (count x in), traced for tfjs's gradients (see Dense.tracedPass). */
-  forwardTraced(input: tf.Tensor2D, parameters: TracedParameters): tf.Tensor2D {
-    return this.tracedPass(input, parameters).output;
-  }
-
-  /** forwardTraced(), with the map from d/d encoding to d/d input, both traced. */
-  tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass {
-    const passes: TracedPass[] = [];
-    let output = input;
-    for (const layer of this.layers) {
-      const pass = layer.tracedPass(output, parameters);
-      passes.push(pass);
-      output = pass.output;
-    }
-    return { output, inputGradient: (dy) => passes.reduceRight((gradient, pass) => pass.inputGradient(gradient), dy) };
+  /** The encoding (count x hidden) of `input` (count x in) as a traced pass (layer.ts). */
+  override tracedPass(input: tf.Tensor2D, parameters: TracedParameters): TracedPass<tf.Tensor2D> {
+    return super.tracedPass(input, parameters) as TracedPass<tf.Tensor2D>;
   }
 
   dispose(): void {

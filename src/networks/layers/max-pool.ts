@@ -4,9 +4,13 @@
  * input and output: on the wasm backend that is several times faster than its MaxPoolGrad kernel
  * (250 ms against about 30 on resnet's first pooling at batch 64, 84x84), and than recording the
  * positions with MaxPoolWithArgmax, whose forward is 10 times slower than plain pooling.
+ *
+ * Its traced pass (layer.ts) keeps each window's maximum at its place: the map from d/d output to
+ * d/d input is linear (a scatter to those places), and tfjs differentiates it, and the pooling
+ * itself, by gathering from the same places.
  */
 import * as tf from '@tensorflow/tfjs';
-import { GraphWriter, Layer, ParameterBlock } from './layer';
+import { GraphWriter, Layer, ParameterBlock, TracedPass } from './layer';
 
 /** Output height or width of a pooling window, as upstream's pool_out_shape (stride 2) generalizes. */
 export function poolOutputSize(size: number, kernel: number, stride: number): number {
@@ -42,19 +46,38 @@ export class MaxPool2d implements Layer {
     if (!needInput) return null;
     if (this.pass === null) throw new Error('MaxPool2d.backward() needs a kept forward pass first.');
     const { input, output } = this.pass;
+    return scatter(outputGradient, this.maxima(input, output), input.shape);
+  }
+
+  tracedPass(input: tf.Tensor): TracedPass {
+    const x = input as tf.Tensor4D;
+    let places: Int32Array = new Int32Array(0);
+    const pool = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      const output = tf.maxPool(args[0] as tf.Tensor4D, this.kernel, this.stride, 'valid');
+      places = this.maxima(args[0] as tf.Tensor4D, output);
+      return { value: output, gradFunc: (dy: tf.Tensor) => scatter(dy, places, x.shape) };
+    }) as (x: tf.Tensor4D) => tf.Tensor4D;
+    const output = pool(x);
+    const unpool = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => ({
+      value: scatter(args[0] as tf.Tensor, places, x.shape),
+      gradFunc: (dx: tf.Tensor) => gather(dx, places, output.shape),
+    })) as (dy: tf.Tensor) => tf.Tensor;
+    return { output, inputGradient: unpool };
+  }
+
+  /** For each output element, the flat index of its window's first element equal to the maximum (pooling returns one of them). */
+  private maxima(input: tf.Tensor4D, output: tf.Tensor4D): Int32Array {
     const [batch, height, width, channels] = input.shape;
     const [outHeight, outWidth] = this.outputShape;
     const x = input.dataSync();
     const maxima = output.dataSync();
-    const gradient = outputGradient.dataSync();
-    const inputGradient = new Float32Array(x.length);
+    const places = new Int32Array(maxima.length);
     const { kernel, stride } = this;
     let o = 0;
     for (let b = 0; b < batch; b++) {
       for (let oy = 0; oy < outHeight; oy++) {
         for (let ox = 0; ox < outWidth; ox++) {
           for (let c = 0; c < channels; c++, o++) {
-            // The window's first element equal to its maximum (pooling returns one of them).
             let found = -1;
             for (let ky = 0; ky < kernel && found < 0; ky++) {
               const row = (b * height + oy * stride + ky) * width;
@@ -66,12 +89,12 @@ export class MaxPool2d implements Layer {
                 }
               }
             }
-            inputGradient[found] += gradient[o];
+            places[o] = found;
           }
         }
       }
     }
-    return tf.tensor4d(inputGradient, input.shape);
+    return places;
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string): string {
@@ -81,4 +104,18 @@ export class MaxPool2d implements Layer {
       pads: { ints: [0, 0, 0, 0] },
     });
   }
+}
+
+/** The output gradient added into an input-shaped tensor at each output's place. */
+function scatter(outputGradient: tf.Tensor, places: Int32Array, inputShape: readonly number[]): tf.Tensor4D {
+  const gradient = outputGradient.dataSync();
+  const inputGradient = new Float32Array(inputShape.reduce((a, b) => a * b, 1));
+  for (let o = 0; o < places.length; o++) inputGradient[places[o]] += gradient[o];
+  return tf.tensor4d(inputGradient, inputShape as [number, number, number, number]);
+}
+
+/** scatter()'s adjoint: each output's value read from its place in an input-shaped tensor. */
+function gather(inputValues: tf.Tensor, places: Int32Array, outputShape: readonly number[]): tf.Tensor4D {
+  const values = inputValues.dataSync();
+  return tf.tensor4d(Float32Array.from(places, (place) => values[place]), outputShape as [number, number, number, number]);
 }

@@ -1,7 +1,7 @@
 /** Layers run one after another, as torch.nn.Sequential; the backward runs them in reverse. */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { GraphWriter, Layer, ParameterBlock, ParameterSource } from './layer';
+import { GraphWriter, Layer, ParameterBlock, ParameterSource, TracedParameters, TracedPass } from './layer';
 
 export class Sequential implements Layer {
   readonly blocks: readonly ParameterBlock[];
@@ -32,6 +32,17 @@ export class Sequential implements Layer {
     return gradient;
   }
 
+  tracedPass(input: tf.Tensor, parameters: TracedParameters): TracedPass {
+    const passes: TracedPass[] = [];
+    let output = input;
+    for (const layer of this.layers) {
+      const pass = layer.tracedPass(output, parameters);
+      passes.push(pass);
+      output = pass.output;
+    }
+    return { output, inputGradient: (dy) => passes.reduceRight((gradient, pass) => pass.inputGradient(gradient), dy) };
+  }
+
   exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {
     return this.layers.reduce((x, layer, i) => layer.exportOnnx(graph, x, `${name}.${i}`, parameters), input);
   }
@@ -58,6 +69,11 @@ export class Residual implements Layer {
   backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null {
     const inner = this.inner.backward(outputGradient, source, needInput);
     return inner === null ? null : tf.add(outputGradient, inner);
+  }
+
+  tracedPass(input: tf.Tensor, parameters: TracedParameters): TracedPass {
+    const inner = this.inner.tracedPass(input, parameters);
+    return { output: tf.add(input, inner.output), inputGradient: (dy) => tf.add(dy, inner.inputGradient(dy)) };
   }
 
   exportOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {

@@ -63,7 +63,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     this.hyperparameters = options.settings.hyperparameters;
     this.spec = options.spec;
     this.seed = options.seed;
-    ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.spec, options.settings, options.seed, options.logger ?? null));
+    ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.behaviorName, options.spec, options.settings, options.seed, options.logger ?? null));
     this.policy = new ModelPolicy(this.model);
     this.criticMemories = new CriticMemories(this.model, this.sequenceLength);
   }
@@ -121,6 +121,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   /** Hands the full buffer (its memory moves to the worker), the normalizer and the step to the worker. */
   private startWorkerUpdate(): void {
     this.updateThread ??= new PpoUpdateThread(this.behaviorName, {
+      behaviorName: this.behaviorName,
       observationSpecs: this.spec.observationSpecs,
       continuousSize: this.spec.actionSpec.continuousSize,
       discreteBranches: this.spec.actionSpec.discreteBranches,

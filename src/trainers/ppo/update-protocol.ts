@@ -27,6 +27,7 @@ import type { PpoTrainerSettings } from './trainer';
 /** What the worker builds its networks from (workerData). */
 export interface UpdateWorkerSetup {
   readonly backend: BackendName;
+  readonly behaviorName: string;
   readonly observationSpecs: readonly ObservationSpec[];
   readonly continuousSize: number;
   readonly discreteBranches: readonly number[];

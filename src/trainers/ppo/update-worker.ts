@@ -28,7 +28,7 @@ const SILENT: Logger = { debug: () => undefined, info: () => undefined, warning:
 async function start(setup: UpdateWorkerSetup): Promise<(request: UpdateRequest) => UpdateReply> {
   await selectBackend(setup.backend, SILENT);
   const spec = { observationSpecs: setup.observationSpecs, actionSpec: new ActionSpec(setup.continuousSize, setup.discreteBranches) };
-  const { model, optimizer } = createPpoNetworks(spec, setup.settings, setup.seed);
+  const { model, optimizer } = createPpoNetworks(setup.behaviorName, spec, setup.settings, setup.seed);
   // The same stream of shuffles as the trainer's own (threaded: false) updates.
   const random = new SeededRandom(setup.seed + 1);
 

@@ -23,6 +23,7 @@ import { createBehavioralCloning } from '../behavioral-cloning';
 
 /** A behavior's networks and their optimizer, the same for a seed in the trainer and in its update worker. */
 export function createPpoNetworks(
+  behavior: string,
   spec: BehaviorSpec,
   settings: PpoTrainerSettings,
   seed: number,
@@ -37,8 +38,8 @@ export function createPpoNetworks(
   const optimizer = new PpoOptimizer(model, {
     hyperparameters: settings.hyperparameters,
     maxSteps: settings.max_steps,
-    rewardProviders: createRewardProviders(settings.reward_signals, spec, seed, logger),
-    behavioralCloning: createBehavioralCloning(model, settings, seed),
+    rewardProviders: createRewardProviders(settings.reward_signals, behavior, spec, seed, logger),
+    behavioralCloning: createBehavioralCloning(model, behavior, settings, seed),
   });
   return { model, optimizer };
 }

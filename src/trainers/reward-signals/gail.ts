@@ -4,28 +4,33 @@
  * from the policy's (D near 0), and an experience's reward is -log(1 - D): high where the policy
  * behaves as the demonstrator did.
  *
- * D is a LinearEncoder over the vector observations (normalized with network_settings.normalize),
- * with use_actions the actions (continuous values, then each branch one-hot) and the done flag
- * beside them, then a linear estimator and a sigmoid. Its loss, on a policy minibatch and as many
- * demonstration rows drawn at random:
+ * D is upstream's NetworkBody over the observations (each image through its own visual encoder of
+ * network_settings.vis_encode_type, the vector observations normalized with normalize, a goal
+ * signal conditioning the body through the hypernetwork with goal_conditioning_type hyper), with
+ * use_actions the actions (continuous values, then each branch one-hot) and the done flag among
+ * the body's inputs, then a linear estimator and a sigmoid. Its loss, on a policy minibatch and
+ * as many demonstration rows drawn at random:
  *
  *   loss = -mean(log(D(expert) + eps) + log(1 - D(policy) + eps))
  *        + 10 mean((sqrt(|dD/dx(x~)|^2 + eps) - 1)^2)     the gradient penalty (Gulrajani et al.)
  *
- * x~ mixing policy and expert inputs element by element at uniform random weights, dD/dx taken
- * with respect to the first observation only, as upstream takes it. With use_vail (VAIL, Peng et
- * al.), the encoding goes through a stochastic bottleneck z = mu + sigma noise of 128 features
- * and the loss adds beta (KL - 0.5), KL the divergence of the codes from a unit normal; beta
- * follows the KL (beta <- max(beta + 0.0005 (KL - 0.5), 0)) and, as upstream's, the gradient
- * takes the beta this step sets.
+ * x~ mixing policy and expert inputs (every observation, the actions, the done flag) value by
+ * value at uniform random weights. As upstream's, dD/dx is taken with respect to the first
+ * observation only (its raw values, through the normalization) and its square summed over that
+ * observation's second axis: a vector's features, an image's channels, the mean then running
+ * over the rows and, for an image, its pixels. With use_vail (VAIL, Peng et al.), the encoding
+ * goes through a stochastic bottleneck z = mu + sigma noise of 128 features and the loss adds
+ * beta (KL - 0.5), KL the divergence of the codes from a unit normal; beta follows the KL
+ * (beta <- max(beta + 0.0005 (KL - 0.5), 0)) and, as upstream's, the gradient takes the beta
+ * this step sets.
  *
- * The gradient comes from tfjs's autodiff over traced passes (Dense.tracedPass): the penalty holds
- * a gradient, which the hand-written passes do not differentiate. That inner gradient dD/dx is
- * itself written as traced ops (tfjs's nested tf.grad drops the paths through the tensors its
- * inner pass saves: measured against finite differences, it is wrong). Not derived by hand: one
- * update of upstream's test size (2 x 128, 16 rows) takes about 7 ms on wasm here, a few times
- * a SAC update of its policy, and a fraction of the wall time of a run. Images are not taken yet:
- * their encoders have no traced pass.
+ * The gradient comes from tfjs's autodiff over the layers' traced passes (TracedPass in
+ * networks/layers/layer.ts): the penalty holds a gradient, which the hand-written passes do not
+ * differentiate, so the inner dD/dx is itself written as traced ops, the convolutions' and max
+ * pooling's as ops of their own whose gradients tfjs is given. Not derived by hand: one update of
+ * upstream's test size (2 x 128, 16 rows, vector observations) takes about 7 ms on wasm here, a
+ * few times a SAC update of its policy; on a 3x20x20 camera (simple encoder) 40 to 70 ms, most
+ * of it the many small ops of the strided convolutions' input gradients.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { GAILSettings } from '../../config/settings';
@@ -34,10 +39,10 @@ import type { Logger } from '../../common/logger';
 import { SeededRandom } from '../../common/random';
 import { Adam } from '../../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
-import { BodyInputLayout, isVisual, observationLabel } from '../../networks/encoders/body-input';
-import { Dense, TracedPass, linearLayer } from '../../networks/layers/dense';
-import { sequentialAllocator, type ParameterBlock, type TracedParameters } from '../../networks/layers/layer';
-import { LinearEncoder } from '../../networks/layers/linear-encoder';
+import { BodyInputLayout } from '../../networks/encoders/body-input';
+import { Dense, linearLayer } from '../../networks/layers/dense';
+import { sequentialAllocator, type ParameterBlock, type TracedParameters, type TracedPass } from '../../networks/layers/layer';
+import { NetworkBody } from '../../networks/network-body';
 import { NORMALIZED_CLIP, RunningNormalizer } from '../../networks/normalizer';
 import { tensorValues } from '../../networks/tensor-io';
 import type { AgentBuffer } from '../buffer';
@@ -62,10 +67,20 @@ export const GAIL_TAGS = {
   gradientPenalty: 'Policy/GAIL Grad Mag Loss',
 } as const;
 
+/**
+ * A batch as the discriminator reads it: each image observation's values (count x its size), and
+ * the rows (count x row width: the vector observations side by side, then with use_actions the
+ * actions and the done flag).
+ */
+export interface DiscriminatorInput<T = Float32Array> {
+  readonly images: readonly T[];
+  readonly rows: T;
+}
+
 /** The random draws of one loss: fixed, the loss is a function of the parameters alone. */
 export interface DiscriminatorDraws {
-  /** count x input width, in [0, 1): each input's weight on the policy's side of x~. */
-  readonly mixing: Float32Array;
+  /** In [0, 1), laid out as the input: each value's weight on the policy's side of x~. */
+  readonly mixing: DiscriminatorInput;
   /** With VAIL: count x Z_SIZE standard normals each for the policy, expert and mixed codes. */
   readonly noise: { readonly policy: Float32Array; readonly expert: Float32Array; readonly mixed: Float32Array } | null;
 }
@@ -79,11 +94,19 @@ export interface DiscriminatorLoss {
   readonly beta: number;
 }
 
-/** D of a batch, the code's mean (VAIL), and d(sum of D)/d(normalized input), all traced. */
+/** D of a batch, the code's mean (VAIL), and d(sum of D)/d(first observation), all traced. */
 interface Estimate {
   readonly estimate: tf.Tensor2D;
   readonly mean: tf.Tensor2D | null;
-  readonly inputGradient: () => tf.Tensor2D;
+  readonly firstObservationGradient: () => tf.Tensor;
+}
+
+export interface GailOptions {
+  /** The behavior's name, for errors. */
+  readonly behavior: string;
+  readonly logger?: Logger | null;
+  /** Replaces the rows read from settings.demo_path (tests). */
+  readonly demonstrations?: AgentBuffer;
 }
 
 /** VAIL's bottleneck: the code's mean from the encoding, and its standard deviations. */
@@ -98,29 +121,32 @@ export class GailRewardProvider implements RewardProvider {
   readonly strength: number;
   readonly ignoreDone = false;
   readonly trains = true;
-  /** The discriminator's parameters: encoder, bottleneck (VAIL), estimator. */
+  /** The discriminator's parameters: body (image encoders, then its layers), bottleneck (VAIL), estimator. */
   readonly parameters: Float32Array;
   readonly adam: Adam;
+  /** The vector observations' normalizer (network_settings.normalize); null without, or without vector observations. */
   readonly normalizer: RunningNormalizer | null;
   /** The demonstrations' rows (obs:i, actions, done). */
   readonly demonstrations: AgentBuffer;
   /** VAIL's beta: no gradient moves it, the KL divergence does. */
   beta = INITIAL_BETA;
-  private readonly encoder: LinearEncoder;
+  /** Upstream's encoder: a NetworkBody over the observations, the actions and done its extra inputs. */
+  readonly body: NetworkBody;
+  /** The parameter blocks, in allocation order. */
+  readonly blocks: readonly ParameterBlock[];
   private readonly bottleneck: Bottleneck | null;
   private readonly estimator: Dense;
   private readonly layout: BodyInputLayout;
   private readonly useActions: boolean;
   private readonly continuousSize: number;
   private readonly branches: readonly number[];
-  private readonly inputWidth: number;
+  /** Values in a row: vector observations, actions, done. */
+  private readonly rowWidth: number;
   private readonly learningRate: number;
   private readonly random: SeededRandom;
-  /** The parameter blocks, in allocation order. */
-  private readonly blocks: readonly ParameterBlock[];
 
-  /** `demonstrations` replaces the rows read from settings.demo_path (tests). */
-  constructor(settings: GAILSettings, spec: BehaviorSpec, seed: number, logger?: Logger | null, demonstrations?: AgentBuffer) {
+  constructor(settings: GAILSettings, spec: BehaviorSpec, seed: number, options: GailOptions) {
+    const { logger, demonstrations } = options;
     this.gamma = settings.gamma;
     this.strength = settings.strength;
     this.learningRate = settings.learning_rate;
@@ -130,24 +156,16 @@ export class GailRewardProvider implements RewardProvider {
       logger?.warning('memory was specified in network_settings but is not supported by GAIL. It is being ignored.');
       network = { ...network, memory: null };
     }
-    spec.observationSpecs.forEach((obs, k) => {
-      if (isVisual(obs.shape)) {
-        throw new Error(
-          `${observationLabel(spec, k)} is an image (${obs.shape.join('x')}): the gail reward signal takes vector ` +
-            'observations only so far. Remove reward_signals.gail, or train this behavior without images.',
-        );
-      }
-    });
     this.layout = new BodyInputLayout(spec, network.hidden_units);
     this.continuousSize = spec.actionSpec.continuousSize;
     this.branches = spec.actionSpec.discreteBranches;
     // The actions flattened, then the done flag (upstream's ActionFlattener and its "+1 for dones").
     const actionWidth = this.useActions ? this.continuousSize + this.branches.reduce((a, b) => a + b, 0) + 1 : 0;
-    this.inputWidth = this.layout.vectorWidth + actionWidth;
+    this.rowWidth = this.layout.vectorWidth + actionWidth;
 
     const { allocate, blocks, size } = sequentialAllocator();
     this.blocks = blocks;
-    this.encoder = new LinearEncoder(allocate, 'gail.encoder', this.inputWidth, network.hidden_units, network.num_layers);
+    this.body = new NetworkBody(allocate, 'gail.encoder', this.layout, network, actionWidth);
     this.bottleneck = settings.use_vail
       ? {
           mean: linearLayer(allocate, 'gail.z_mu', network.hidden_units, Z_SIZE, { kind: 'kaimingNormal', gain: 0.1 }),
@@ -157,22 +175,23 @@ export class GailRewardProvider implements RewardProvider {
     this.estimator = linearLayer(allocate, 'gail.estimator', settings.use_vail ? Z_SIZE : network.hidden_units, 1, { kind: 'xavierUniform', gain: 0.2 });
     this.parameters = new Float32Array(size());
     this.random = new SeededRandom(seed);
-    this.encoder.initialize(this.parameters, this.random);
+    this.body.bodyEncoder.initialize(this.parameters, this.random);
+    for (const encoder of this.body.encoders) encoder.initialize(this.parameters, this.random);
     if (this.bottleneck !== null) {
       this.bottleneck.mean.initialize(this.parameters, this.random);
       this.parameters.fill(1, this.bottleneck.sigma.offset, this.bottleneck.sigma.offset + Z_SIZE);
     }
     this.estimator.initialize(this.parameters, this.random);
     this.adam = new Adam(size());
-    this.normalizer = network.normalize ? new RunningNormalizer(this.layout.vectorWidth) : null;
-    this.demonstrations = demonstrations ?? loadDemonstrations(settings.demo_path, 1, { spec, setting: 'reward_signals.gail.demo_path' }).buffer;
+    this.normalizer = network.normalize && this.layout.vectorWidth > 0 ? new RunningNormalizer(this.layout.vectorWidth) : null;
+    this.demonstrations = demonstrations ?? loadDemonstrations(settings.demo_path, 1, { behavior: options.behavior, spec, setting: 'reward_signals.gail.demo_path' }).buffer;
   }
 
   /** -log(1 - D (1 - eps)) per row, D without VAIL's noise. */
   evaluate(batch: RewardBatch): Float32Array {
     if (batch.count === 0) return new Float32Array(0);
-    const rows = this.inputRows(batch);
-    const estimates = tf.tidy(() => tensorValues(this.estimate(this.traced(this.blockTensors()), this.inputTensor(rows, batch.count), null).estimate));
+    const input = this.inputOf(batch);
+    const estimates = tf.tidy(() => tensorValues(this.estimate(this.traced(this.blockTensors()), this.inputTensors(input, batch.count), null).estimate));
     return Float32Array.from(estimates, (d) => -Math.log(1 - d * (1 - EPSILON)));
   }
 
@@ -190,7 +209,11 @@ export class GailRewardProvider implements RewardProvider {
 
   /** The random draws one loss on `count` rows takes. */
   draw(count: number): DiscriminatorDraws {
-    const mixing = Float32Array.from({ length: count * this.inputWidth }, () => this.random.next());
+    const uniform = (length: number) => Float32Array.from({ length }, () => this.random.next());
+    const mixing = {
+      images: this.layout.visualObservations.map((k) => uniform(count * this.layout.observationSizes[k])),
+      rows: uniform(count * this.rowWidth),
+    };
     const normals = () => Float32Array.from({ length: count * Z_SIZE }, () => this.random.gaussian());
     return { mixing, noise: this.bottleneck === null ? null : { policy: normals(), expert: normals(), mixed: normals() } };
   }
@@ -202,20 +225,23 @@ export class GailRewardProvider implements RewardProvider {
   discriminatorLoss(policy: RewardBatch, expert: RewardBatch, draws: DiscriminatorDraws, betaFor: (kl: number) => number): DiscriminatorLoss {
     const count = policy.count;
     if (expert.count !== count) throw new Error(`GAIL's loss takes policy and expert batches of one size (got ${count} and ${expert.count}).`);
-    const policyRows = this.inputRows(policy);
-    const expertRows = this.inputRows(expert);
-    const mixedRows = Float32Array.from(draws.mixing, (w, i) => w * policyRows[i] + (1 - w) * expertRows[i]);
+    const policyInput = this.inputOf(policy);
+    const expertInput = this.inputOf(expert);
+    const mix = (weights: Float32Array, policyValues: Float32Array, expertValues: Float32Array) =>
+      Float32Array.from(weights, (w, i) => w * policyValues[i] + (1 - w) * expertValues[i]);
+    const mixed: DiscriminatorInput = {
+      images: draws.mixing.images.map((weights, e) => mix(weights, policyInput.images[e], expertInput.images[e])),
+      rows: mix(draws.mixing.rows, policyInput.rows, expertInput.rows),
+    };
     const stats: Record<string, number> = {};
     let beta = this.beta;
     let loss = 0;
     const gradient = tf.tidy(() => {
-      // One pass over the policy's, the expert's and the mixed rows, one after another: a third of
-      // the ops of three passes, and tfjs's cost here is per op.
-      const rows = new Float32Array(3 * count * this.inputWidth);
-      [policyRows, expertRows, mixedRows].forEach((part, k) => rows.set(part, k * count * this.inputWidth));
-      const inputs = this.inputTensor(rows, 3 * count);
+      // One pass over the policy's, the expert's and the mixed inputs, one after another: a third
+      // of the ops of three passes, and tfjs's cost here is per op.
+      const inputs = this.inputTensors(stacked([policyInput, expertInput, mixed]), 3 * count);
       const noise = draws.noise === null ? null : tf.tensor2d(Float32Array.from([...draws.noise.policy, ...draws.noise.expert, ...draws.noise.mixed]), [3 * count, Z_SIZE]);
-      const part = (tensor: tf.Tensor2D, k: number) => tf.slice(tensor, [k * count, 0], [count, -1]);
+      const part = <T extends tf.Tensor>(tensor: T, k: number): T => tf.slice(tensor, k * count, count);
       const total = (...blockTensors: tf.Tensor[]): tf.Scalar => {
         const theta = this.traced(blockTensors);
         const all = this.estimate(theta, inputs, noise);
@@ -232,7 +258,7 @@ export class GailRewardProvider implements RewardProvider {
           stats[GAIL_TAGS.beta] = beta;
           sum = tf.add(sum, tf.mul(beta, tf.sub(kl, MUTUAL_INFORMATION)));
         }
-        const penalty = tf.mul(GRADIENT_PENALTY_WEIGHT, this.gradientMagnitude(part(all.inputGradient(), 2), mixedRows, count));
+        const penalty = tf.mul(GRADIENT_PENALTY_WEIGHT, this.gradientMagnitude(part(all.firstObservationGradient(), 2), mixed.rows, count));
         stats[GAIL_TAGS.gradientPenalty] = penalty.dataSync()[0];
         return tf.add(sum, penalty) as tf.Scalar;
       };
@@ -262,26 +288,25 @@ export class GailRewardProvider implements RewardProvider {
   }
 
   /**
-   * D (count x 1) of raw input rows, with VAIL the code's mean, and d(sum of D)/d(normalized
-   * input) as traced ops; `noise` null takes the mean itself as the code (evaluation). Call
-   * inside tf.tidy.
+   * D (count x 1) of an input, with VAIL the code's mean, and d(sum of D)/d(first observation) as
+   * traced ops; `noise` null takes the mean itself as the code (evaluation). Call inside tf.tidy.
    */
-  private estimate(theta: TracedParameters, rows: tf.Tensor2D, noise: tf.Tensor2D | null): Estimate {
-    const encoder = this.encoder.tracedPass(this.normalized(rows), theta);
-    let code = encoder.output;
-    let meanPass: TracedPass | null = null;
+  private estimate(theta: TracedParameters, input: DiscriminatorInput<tf.Tensor>, noise: tf.Tensor2D | null): Estimate {
+    const body = this.body.tracedPass(input.images as tf.Tensor4D[], this.normalized(input.rows as tf.Tensor2D), theta);
+    let code = body.output;
+    let meanPass: TracedPass<tf.Tensor2D> | null = null;
     if (this.bottleneck !== null) {
       meanPass = this.bottleneck.mean.tracedPass(code, theta);
       code = noise === null ? meanPass.output : tf.add(meanPass.output, tf.mul(noise, this.sigma(theta)));
     }
     const estimator = this.estimator.tracedPass(code, theta);
     const estimate = tf.sigmoid(estimator.output);
-    const inputGradient = () => {
+    const firstObservationGradient = () => {
       // The noise is added: d code / d mean is 1.
       const byCode = estimator.inputGradient(tf.mul(estimate, tf.sub(1, estimate)));
-      return encoder.inputGradient(meanPass === null ? byCode : meanPass.inputGradient(byCode));
+      return body.observationGradient(meanPass === null ? byCode : meanPass.inputGradient(byCode), 0);
     };
-    return { estimate, mean: meanPass?.output ?? null, inputGradient };
+    return { estimate, mean: meanPass?.output ?? null, firstObservationGradient };
   }
 
   /** mean over rows of -sum(1 + log sigma^2 - mu_e^2 / 2 - mu_p^2 / 2 - sigma^2), as upstream writes it. */
@@ -292,24 +317,32 @@ export class GailRewardProvider implements RewardProvider {
   }
 
   /**
-   * mean((sqrt(|dD/d obs 0|^2 + eps) - 1)^2), from d(sum of D)/d(normalized input) at the mixed
-   * rows (count x input width, traced) and the mixed rows themselves.
+   * mean((sqrt(sum of squares of dD/d obs 0 over its second axis + eps) - 1)^2), as upstream's
+   * torch.sum(gradient ** 2, dim=1): over a vector's features, or an image's channels (the mean
+   * then over rows and pixels). `gradient` is d(sum of D)/d(obs 0) at the mixed inputs (traced),
+   * `mixedRows` those inputs' rows.
    */
-  private gradientMagnitude(inputGradient: tf.Tensor2D, mixed: Float32Array, count: number): tf.Scalar {
-    const first = this.layout.observationSizes[0];
-    let slope = tf.slice(inputGradient, [0, 0], [-1, first]);
-    if (this.normalizer !== null) slope = tf.mul(slope, tf.tensor2d(this.normalizationSlopes(mixed, count, first), [count, first]));
-    return tf.mean(tf.square(tf.sub(tf.sqrt(tf.add(tf.sum(tf.square(slope), 1), EPSILON)), 1)));
+  private gradientMagnitude(gradient: tf.Tensor, mixedRows: Float32Array, count: number): tf.Scalar {
+    const image = this.layout.visualObservations.indexOf(0);
+    let squares: tf.Tensor;
+    if (image >= 0) {
+      squares = tf.sum(tf.square(gradient), this.body.encoders[image].layout.channelFirst ? 1 : 3);
+    } else {
+      const first = this.layout.observationSizes[0];
+      const slope = this.normalizer === null ? gradient : tf.mul(gradient, tf.tensor2d(this.normalizationSlopes(mixedRows, count, first), [count, first]));
+      squares = tf.sum(tf.square(slope), 1);
+    }
+    return tf.mean(tf.square(tf.sub(tf.sqrt(tf.add(squares, EPSILON)), 1)));
   }
 
-  /** d normalized / d raw of the first `columns` inputs: 1 / std inside the clip, 0 where it clips (as torch.clamp). */
+  /** d normalized / d raw of the first `columns` row values: 1 / std inside the clip, 0 where it clips (as torch.clamp). */
   private normalizationSlopes(rows: Float32Array, count: number, columns: number): Float32Array {
     const normalizer = this.normalizer!;
     const slopes = new Float32Array(count * columns);
     for (let f = 0; f < columns; f++) {
       const std = Math.sqrt(normalizer.variance[f] / normalizer.steps);
       for (let i = 0; i < count; i++) {
-        const scaled = (rows[i * this.inputWidth + f] - normalizer.mean[f]) / std;
+        const scaled = (rows[i * this.rowWidth + f] - normalizer.mean[f]) / std;
         slopes[i * columns + f] = Math.abs(scaled) <= NORMALIZED_CLIP ? 1 / std : 0;
       }
     }
@@ -339,20 +372,30 @@ export class GailRewardProvider implements RewardProvider {
     const std = Float32Array.from(normalizer.variance, (v) => Math.sqrt(v / normalizer.steps));
     const observations = tf.div(tf.sub(tf.slice(rows, [0, 0], [-1, width]), tf.tensor1d(Float32Array.from(normalizer.mean))), tf.tensor1d(std));
     const clipped = tf.clipByValue(observations, -NORMALIZED_CLIP, NORMALIZED_CLIP) as tf.Tensor2D;
-    return width < this.inputWidth ? tf.concat([clipped, tf.slice(rows, [0, width], [-1, -1])], 1) : clipped;
+    return width < this.rowWidth ? tf.concat([clipped, tf.slice(rows, [0, width], [-1, -1])], 1) : clipped;
   }
 
-  private inputTensor(rows: Float32Array, count: number): tf.Tensor2D {
-    return tf.tensor2d(rows, [count, this.inputWidth]);
+  /** An input of `count` rows as tensors: each image [count, ...its shape], the rows count x row width. */
+  private inputTensors(input: DiscriminatorInput, count: number): DiscriminatorInput<tf.Tensor> {
+    const { spec, visualObservations } = this.layout;
+    return {
+      images: visualObservations.map((k, e) => tf.tensor(input.images[e], [count, ...spec.observationSpecs[k].shape])),
+      rows: tf.tensor2d(input.rows, [count, this.rowWidth]),
+    };
   }
 
-  /** The discriminator's raw input (count x width): vector observations, then with use_actions the actions and done. */
+  /** A batch's images and rows. */
+  private inputOf(batch: RewardBatch): DiscriminatorInput {
+    return { images: this.layout.visualObservations.map((k) => batch.observations[k]), rows: this.inputRows(batch) };
+  }
+
+  /** The discriminator's rows (count x row width): vector observations, then with use_actions the actions and done. */
   private inputRows(batch: RewardBatch): Float32Array {
     const count = batch.count;
     const vectorWidth = this.layout.vectorWidth;
     const observations = this.layout.vectorRows(batch.observations, count);
     if (!this.useActions) return observations;
-    const width = this.inputWidth;
+    const width = this.rowWidth;
     const rows = new Float32Array(count * width);
     const C = this.continuousSize;
     const continuous = batch.continuousActions ?? new Float32Array(0);
@@ -373,4 +416,18 @@ export class GailRewardProvider implements RewardProvider {
     }
     return rows;
   }
+}
+
+/** Inputs of one size one after another, as one input. */
+function stacked(inputs: readonly DiscriminatorInput[]): DiscriminatorInput {
+  const join = (parts: readonly Float32Array[]) => {
+    const joined = new Float32Array(parts.reduce((total, part) => total + part.length, 0));
+    let offset = 0;
+    for (const part of parts) {
+      joined.set(part, offset);
+      offset += part.length;
+    }
+    return joined;
+  };
+  return { images: inputs[0].images.map((_, e) => join(inputs.map((input) => input.images[e]))), rows: join(inputs.map((input) => input.rows)) };
 }

@@ -74,8 +74,8 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       conditionalSigma: true,
       tanhSquash: true,
     });
-    this.rewardProviders = createRewardProviders(settings.reward_signals, spec, options.seed, options.logger ?? null);
-    this.behavioralCloning = createBehavioralCloning(this.model, settings, options.seed);
+    this.rewardProviders = createRewardProviders(settings.reward_signals, options.behaviorName, spec, options.seed, options.logger ?? null);
+    this.behavioralCloning = createBehavioralCloning(this.model, options.behaviorName, settings, options.seed);
     this.optimizer = new SacOptimizer(this.model, spec, {
       hyperparameters: this.hyperparameters,
       maxSteps: settings.max_steps,

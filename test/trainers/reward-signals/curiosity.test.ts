@@ -77,7 +77,7 @@ beforeAll(async () => {
 describe('the curiosity reward provider', () => {
   it('is built by the registry under its reward_signals key, with upstream\'s name, strength and done handling', () => {
     for (const spec of [CONTINUOUS, TWO_DISCRETE, ONE_DISCRETE, HYBRID, VISUAL]) {
-      const provider = createRewardProvider('curiosity', settings({ strength: 0.1 }), spec, 1);
+      const provider = createRewardProvider('curiosity', settings({ strength: 0.1 }), '1D', spec, 1);
       expect(provider).toBeInstanceOf(CuriosityRewardProvider);
       expect(provider.name).toBe('Curiosity');
       expect(provider.strength).toBe(0.1);

@@ -48,7 +48,7 @@ beforeAll(async () => {
 describe('the reward-provider registry', () => {
   it('builds extrinsic, rnd, curiosity and gail by their reward_signals keys, in order', () => {
     expect(BUILT_REWARD_SIGNALS).toEqual(['extrinsic', 'rnd', 'gail', 'curiosity']);
-    const providers = createRewardProviders({ extrinsic: { gamma: 0.99, strength: 1, network_settings: network() }, rnd: rndSettings() }, spec, 1);
+    const providers = createRewardProviders({ extrinsic: { gamma: 0.99, strength: 1, network_settings: network() }, rnd: rndSettings() }, '1D', spec, 1);
     expect([...providers.keys()]).toEqual(['extrinsic', 'rnd']);
     expect(providers.get('extrinsic')!.name).toBe('Extrinsic');
     expect(providers.get('rnd')!).toBeInstanceOf(RndRewardProvider);
@@ -57,13 +57,13 @@ describe('the reward-provider registry', () => {
   });
 
   it('refuses a signal it does not know, naming it', () => {
-    expect(() => createRewardProvider('pyramids' as keyof RewardSignals, rndSettings(), spec, 1)).toThrow(/pyramids/);
+    expect(() => createRewardProvider('pyramids' as keyof RewardSignals, rndSettings(), '1D', spec, 1)).toThrow(/pyramids/);
   });
 });
 
 describe('the extrinsic reward provider', () => {
   it('gives the environment rewards and trains nothing', () => {
-    const provider = createRewardProvider('extrinsic', { gamma: 0.9, strength: 0.5, network_settings: network() }, spec, 1);
+    const provider = createRewardProvider('extrinsic', { gamma: 0.9, strength: 0.5, network_settings: network() }, '1D', spec, 1);
     const rewards = Float32Array.from([1, -0.5, 0, 2]);
     expect(Array.from(provider.evaluate({ ...batchOf(4, 1), environmentRewards: rewards }))).toEqual([1, -0.5, 0, 2]);
     expect(provider.update(batchOf(4, 1))).toEqual({});
@@ -183,10 +183,10 @@ describe('a PPO checkpoint with RND', () => {
         '    reward_signals:\n      extrinsic: {strength: 1.0}\n      rnd: {strength: 0.01, network_settings: {hidden_units: 8, normalize: true}}\n',
     );
     const settings = settingsForBehavior(options, 'B', memoryLogger()) as PpoTrainerSettings;
-    const saved = createPpoNetworks(spec, settings, 1).optimizer;
+    const saved = createPpoNetworks('1D', spec, settings, 1).optimizer;
     const rnd = saved.rewardProviders.get('rnd') as RndRewardProvider;
     for (let i = 0; i < 3; i++) rnd.update(batchOf(8, 40 + i));
-    const restored = createPpoNetworks(spec, settings, 2).optimizer;
+    const restored = createPpoNetworks('1D', spec, settings, 2).optimizer;
     restored.loadState(saved.saveState(123));
     const back = restored.rewardProviders.get('rnd') as RndRewardProvider;
     expect(back.adam.step).toBe(3);
