@@ -19,6 +19,7 @@ import { parameterStore } from '../../helpers/parameter-store';
 import { MaxPool2d } from '../../../src/networks/layers/max-pool';
 import { referenceHyperNetwork as hyperNetwork, referenceLayerNorm as layerNorm, swish } from '../../helpers/hypernetwork-reference';
 import { Residual, Sequential } from '../../../src/networks/layers/sequential';
+import { expectCloseToScale } from '../../helpers/expect-close';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -71,26 +72,16 @@ function expectGradientsMatch(
       const gradients = tf.grads(f)([x, ...tensors], tf.tensor(outputGradient, outputShape)).map((g) => g.dataSync().slice());
       return { output, gradients };
     });
-    expectClose(ours.output, expected.output, 'output');
-    expectClose(ours.inputGradient, expected.gradients[0], 'input gradient');
+    expectCloseToScale(ours.output, expected.output, 'output');
+    expectCloseToScale(ours.inputGradient, expected.gradients[0], 'input gradient');
     store.blocks.forEach((block, i) => {
-      expectClose(blockValues(source.gradient, block), expected.gradients[i + 1], `${block.name} gradient`);
+      expectCloseToScale(blockValues(source.gradient, block), expected.gradients[i + 1], `${block.name} gradient`);
     });
   } finally {
     tf.setBackend('wasm');
   }
 }
 
-function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string): void {
-  expect(actual.length).toBe(expected.length);
-  let worst = 0;
-  let scale = 1e-6;
-  for (let i = 0; i < expected.length; i++) {
-    worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
-    scale = Math.max(scale, Math.abs(expected[i]));
-  }
-  if (worst > 1e-4 * scale + 1e-5) throw new Error(`${what}: differs by ${worst} (largest value ${scale})`);
-}
 
 /** Our conv weight (out x k x k x in) as tf.conv2d's filter (k x k x in x out). */
 function filterOf(weight: tf.Tensor): tf.Tensor4D {

@@ -22,6 +22,7 @@ import { NetworkBody } from '../../../src/networks/network-body';
 import { centralDifference } from '../../helpers/finite-differences';
 import { parameterStore } from '../../helpers/parameter-store';
 import { network, vectorObservation, visualObservation } from '../model-fixtures';
+import { expectCloseToScale } from '../../helpers/expect-close';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -29,16 +30,6 @@ beforeAll(async () => {
 
 const randomArray = (size: number, random: SeededRandom) => Float32Array.from({ length: size }, () => random.gaussian());
 
-function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string, tolerance = 1e-4): void {
-  expect(actual.length).toBe(expected.length);
-  let worst = 0;
-  let scale = 1e-6;
-  for (let i = 0; i < expected.length; i++) {
-    worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
-    scale = Math.max(scale, Math.abs(expected[i]));
-  }
-  if (worst > tolerance * scale + 1e-5) throw new Error(`${what}: differs by ${worst} (largest value ${scale})`);
-}
 
 /** Each block's values as the tensor a traced pass reads. */
 function tracedParameters(parameters: Float32Array, blocks: readonly ParameterBlock[]) {
@@ -58,8 +49,8 @@ function expectTracedMatchesBackward(layer: Layer, blocks: readonly ParameterBlo
     const output = layer.forward(x, source, true);
     const inputGradient = layer.backward(dy, source, true)!;
     const traced = layer.tracedPass(x, tracedParameters(parameters, blocks));
-    expectClose(traced.output.dataSync(), output.dataSync(), 'output');
-    expectClose(traced.inputGradient(dy).dataSync(), inputGradient.dataSync(), 'input gradient');
+    expectCloseToScale(traced.output.dataSync(), output.dataSync(), 'output');
+    expectCloseToScale(traced.inputGradient(dy).dataSync(), inputGradient.dataSync(), 'input gradient');
   });
 }
 
@@ -151,8 +142,8 @@ describe('traced passes', () => {
         // The backward's input gradient is channel last, as the layers run.
         const backward = tf.transpose(encoder.layers.backward(tf.tensor2d(encodingGradient, [count, 6]), source, true)!, [0, 3, 1, 2]);
         const traced = encoder.tracedPass(tf.tensor4d(images, [count, channels, height, width]), tracedParameters(parameters, store.blocks));
-        expectClose(traced.output.dataSync(), encoding.dataSync(), 'encoding');
-        expectClose(traced.inputGradient(tf.tensor2d(encodingGradient, [count, 6])).dataSync(), backward.dataSync(), 'input gradient');
+        expectCloseToScale(traced.output.dataSync(), encoding.dataSync(), 'encoding');
+        expectCloseToScale(traced.inputGradient(tf.tensor2d(encodingGradient, [count, 6])).dataSync(), backward.dataSync(), 'input gradient');
       });
     });
   });
@@ -182,11 +173,11 @@ describe('traced passes', () => {
       return [0, 1, 2].map((k) => traced.observationGradient(dy, k).dataSync().slice());
     });
     // Central differences cross LeakyReLU's kink now and then: compared at the scale of the whole gradient.
-    expectClose(Float32Array.from(image, (_, j) => centralDifference(image, j, 1e-3, loss)), analytic[0], 'image gradient', 3e-2);
+    expectCloseToScale(Float32Array.from(image, (_, j) => centralDifference(image, j, 1e-3, loss)), analytic[0], 'image gradient', 3e-2);
     // Rows: observation 1's 3 values, then the goal's 2, then the actions.
     const numeric = Float32Array.from(rows, (_, j) => centralDifference(rows, j, 1e-3, loss));
     const pick = (from: number, width: number) => Float32Array.from({ length: count * width }, (_, j) => numeric[Math.floor(j / width) * 7 + from + (j % width)]);
-    expectClose(pick(0, 3), analytic[1], 'vector gradient', 3e-2);
-    expectClose(pick(3, 2), analytic[2], 'goal gradient', 3e-2);
+    expectCloseToScale(pick(0, 3), analytic[1], 'vector gradient', 3e-2);
+    expectCloseToScale(pick(3, 2), analytic[2], 'goal gradient', 3e-2);
   });
 });
