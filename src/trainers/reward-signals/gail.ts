@@ -131,10 +131,11 @@ export class GailRewardProvider implements RewardProvider {
       network = { ...network, memory: null };
     }
     spec.observationSpecs.forEach((obs, k) => {
-      if (isVisual(obs.shape)) {
+      if (obs.shape.length !== 1) {
+        const kind = isVisual(obs.shape) ? 'an image' : 'a variable-length observation';
         throw new Error(
-          `${observationLabel(spec, k)} is an image (${obs.shape.join('x')}): the gail reward signal takes vector ` +
-            'observations only so far. Remove reward_signals.gail, or train this behavior without images.',
+          `${observationLabel(spec, k)} is ${kind} (${obs.shape.join('x')}): the gail reward signal takes vector ` +
+            'observations only so far. Remove reward_signals.gail, or train this behavior with vector observations only.',
         );
       }
     });
