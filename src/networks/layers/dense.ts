@@ -360,23 +360,22 @@ export class Dense implements Layer {
 }
 
 /**
- * a b (batched over leading axes of equal size), whose gradients tfjs computes with explicit
- * transposes: its own matMul gradient multiplies with transpose flags, 5 to 10 times slower on
- * the wasm backend (DESIGN.md).
+ * a b, whose gradients tfjs computes with explicit transposes: its own matMul gradient multiplies
+ * with transpose flags, 5 to 10 times slower on the wasm backend (DESIGN.md).
  */
-export const tracedMatMul = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-  const [a, b, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
+const tracedMatMul = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+  const [a, b, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.GradSaveFunc];
   save([a, b]);
   return {
     value: tf.matMul(a, b),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [savedA, savedB] = saved;
-      return [tf.matMul(dy, transposeLast(savedB)), tf.matMul(transposeLast(savedA), dy)];
+      const [savedA, savedB] = saved as tf.Tensor2D[];
+      return [tf.matMul(dy as tf.Tensor2D, tf.transpose(savedB)), tf.matMul(tf.transpose(savedA), dy as tf.Tensor2D)];
     },
   };
-}) as <T extends tf.Tensor>(a: T, b: T) => T;
+}) as (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
 
-/** The tensor with its last two axes swapped. */
+/** The tensor with its last two axes swapped (batched products without transpose flags). */
 export function transposeLast<T extends tf.Tensor>(x: T): T {
   const perm = x.shape.map((_, i) => i);
   [perm[perm.length - 2], perm[perm.length - 1]] = [perm[perm.length - 1], perm[perm.length - 2]];

@@ -14,19 +14,21 @@
  * Wq, Wk, Wv and Wo are d x d, drawn from a normal of std sqrt(0.125 / d) (T-Fixup), biases 0;
  * the LayerNorms have no parameters (layer-norm.ts).
  *
- * Backward: tfjs's autodiff over the same ops (tf.grads), the forward traced again in the
- * backward pass; the products' gradients go through tracedMatMul's explicit transposes.
- * bench/attention.ts times it against the rest of a PPO update.
+ * The backward is derived by hand (tfjs's autodiff of the same ops, traced again in the
+ * backward pass, made a PPO minibatch of upstream's var-len test 150 times slower than one
+ * without attention; bench/attention.ts): the dense layers and LayerNorms run their own, and
+ * with S = Q_h K_h^T, dA = dO V^T, dV = A^T dO, dz = A (dA - rowsum(dA A)),
+ * dS = (1 - m) dz / sqrt(d), dQ = dS K, dK = dS^T Q. Checked against torch's autograd in
+ * test/networks/layers/entity-attention.test.ts.
  *
  * Blocks `<name>.fc_q`, `.fc_k`, `.fc_v`, `.fc_out` (`.weight` [d, d], `.bias` [d]), as torch
  * names upstream's.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto } from '../tensor-io';
-import { Dense, linearLayer, tracedMatMul, transposeLast } from './dense';
+import { Dense, linearLayer, transposeLast } from './dense';
 import { attentionGain } from './entity-embedding';
-import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, blockValues } from './layer';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource } from './layer';
 import { LayerNorm } from './layer-norm';
 
 /** Upstream's MultiHeadAttention.NEG_INF: a masked key's score. */
@@ -36,10 +38,17 @@ export const POOLING_EPSILON = 1e-7;
 /** Upstream's num_heads default, which its network bodies use. */
 export const ATTENTION_HEADS = 4;
 
-/** What a kept forward pass left for the backward. */
+/** What a kept forward pass left for the backward, heads as [count, heads, entities, head size]. */
 interface KeptPass {
-  readonly input: tf.Tensor3D;
-  readonly mask: tf.Tensor2D;
+  readonly query: tf.Tensor4D;
+  readonly key: tf.Tensor4D;
+  readonly value: tf.Tensor4D;
+  /** The attention weights [count, heads, entities, entities]. */
+  readonly weights: tf.Tensor4D;
+  /** 1 - mask, as [count, 1, 1, entities]. */
+  readonly keepRow: tf.Tensor4D;
+  /** 1 - mask over the pooling's count, [count, entities, 1]. */
+  readonly pooling: tf.Tensor3D;
 }
 
 export class ResidualSelfAttention {
@@ -51,7 +60,6 @@ export class ResidualSelfAttention {
   readonly embeddingNorm: LayerNorm;
   readonly residualNorm: LayerNorm;
   readonly headSize: number;
-  private tensors: { readonly version: number; readonly byBlock: Map<ParameterBlock, tf.Tensor> } | null = null;
   private kept: KeptPass | null = null;
 
   constructor(
@@ -82,21 +90,44 @@ export class ResidualSelfAttention {
 
   /** The pooled output [count, d] of the embeddings `input` [count, entities, d], `mask` [count, entities] 1 where padded. */
   forward(input: tf.Tensor3D, mask: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D {
-    if (keep) this.kept = { input, mask };
-    const { byBlock } = this.parameterTensors(source);
-    return this.pass(input, mask, (block) => byBlock.get(block)!);
+    const [count, n, d] = input.shape;
+    const normalized = this.embeddingNorm.forward(tf.reshape(input, [count * n, d]), source, keep) as tf.Tensor2D;
+    const query = this.heads4(this.fcQ.forward(normalized, source, keep), count);
+    const key = this.heads4(this.fcK.forward(normalized, source, keep), count);
+    const value = this.heads4(this.fcV.forward(normalized, source, keep), count);
+    const keepRow = tf.sub(1, tf.reshape(mask, [count, 1, 1, n])) as tf.Tensor4D;
+    const scores = tf.div(tf.matMul(query, transposeLast(key)), Math.sqrt(d));
+    const weights = tf.softmax(tf.add(tf.mul(keepRow, scores), tf.mul(tf.sub(1, keepRow), ATTENTION_NEG_INF))) as tf.Tensor4D;
+    const attended = this.rowsOf(tf.matMul(weights, value));
+    const residual = tf.add(this.fcOut.forward(attended, source, keep), normalized);
+    const output = tf.reshape(this.residualNorm.forward(residual, source, keep), [count, n, d]);
+    const present = tf.sub(1, mask);
+    const pooling = tf.reshape(tf.div(present, tf.add(tf.sum(present, 1, true), POOLING_EPSILON)), [count, n, 1]) as tf.Tensor3D;
+    if (keep) this.kept = { query, key, value, weights, keepRow, pooling };
+    return tf.sum(tf.mul(output, pooling), 1);
   }
 
   /** From d loss / d output [count, d], writes the weights' gradient; returns d loss / d input when asked. */
   backward(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean): tf.Tensor3D | null {
     if (this.kept === null) throw new Error('The attention\'s backward needs a kept forward pass first.');
-    const { input, mask } = this.kept;
-    const blocks = this.blocks;
-    const { byBlock } = this.parameterTensors(source);
-    const traced = (x: tf.Tensor, ...weights: tf.Tensor[]) => this.pass(x as tf.Tensor3D, mask, (block) => weights[blocks.indexOf(block)]);
-    const gradients = tf.grads(traced)([input, ...blocks.map((block) => byBlock.get(block)!)], outputGradient);
-    blocks.forEach((block, b) => copyTensorInto(gradients[b + 1], source.gradient, block.offset));
-    return needInput ? (gradients[0] as tf.Tensor3D) : null;
+    const { query, key, value, weights, keepRow, pooling } = this.kept;
+    const [count, , n] = weights.shape;
+    const d = this.embeddingSize;
+    const outputRows = tf.reshape(tf.mul(tf.reshape(outputGradient, [count, 1, d]), pooling), [count * n, d]);
+    const residualGradient = this.residualNorm.backward(outputRows, source, true) as tf.Tensor2D;
+    const attendedGradient = this.heads4(this.fcOut.backward(residualGradient, source, true)!, count);
+    const weightsGradient = tf.matMul(attendedGradient, transposeLast(value));
+    const valueGradient = tf.matMul(transposeLast(weights), attendedGradient);
+    const softmaxGradient = tf.mul(weights, tf.sub(weightsGradient, tf.sum(tf.mul(weightsGradient, weights), -1, true)));
+    const scoresGradient = tf.mul(softmaxGradient, tf.div(keepRow, Math.sqrt(d)));
+    const queryGradient = tf.matMul(scoresGradient, key);
+    const keyGradient = tf.matMul(transposeLast(scoresGradient), query);
+    let normalizedGradient = residualGradient as tf.Tensor;
+    for (const [dense, gradient] of [[this.fcQ, queryGradient], [this.fcK, keyGradient], [this.fcV, valueGradient]] as const) {
+      normalizedGradient = tf.add(normalizedGradient, dense.backward(this.rowsOf(gradient), source, true)!);
+    }
+    if (!needInput) return null;
+    return tf.reshape(this.embeddingNorm.backward(normalizedGradient, source, true)!, [count, n, d]);
   }
 
   /**
@@ -140,39 +171,16 @@ export class ResidualSelfAttention {
   }
 
   dispose(): void {
-    if (this.tensors === null) return;
-    tf.dispose([...this.tensors.byBlock.values()]);
-    this.tensors = null;
+    for (const dense of [this.fcQ, this.fcK, this.fcV, this.fcOut]) dense.dispose();
   }
 
-  /** The forward pass in tfjs ops, each block's values from `parameters`: what forward() runs and backward() differentiates. */
-  private pass(input: tf.Tensor3D, mask: tf.Tensor2D, parameters: TracedParameters): tf.Tensor2D {
-    const [count, n, d] = input.shape;
-    const { heads: h, headSize: s } = this;
-    const normalized = tf.reshape(this.embeddingNorm.forward(input, null, false), [count * n, d]) as tf.Tensor2D;
-    // [count, heads, entities, head size], and the keys as [count, heads, head size, entities].
-    const split = (dense: Dense) => tf.transpose(tf.reshape(dense.forwardTraced(normalized, parameters), [count, n, h, s]), [0, 2, 1, 3]);
-    const query = split(this.fcQ);
-    const key = transposeLast(split(this.fcK));
-    const value = split(this.fcV);
-    const keep = tf.sub(1, tf.reshape(mask, [count, 1, 1, n]));
-    const scores = tf.div(tracedMatMul(query, key), Math.sqrt(d));
-    const masked = tf.add(tf.mul(keep, scores), tf.mul(tf.sub(1, keep), ATTENTION_NEG_INF));
-    const attended = tracedMatMul(tf.softmax(masked), value);
-    const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [count * n, d]) as tf.Tensor2D;
-    const residual = tf.add(this.fcOut.forwardTraced(merged, parameters), normalized);
-    const output = tf.reshape(this.residualNorm.forward(residual, null, false), [count, n, d]);
-    const present = tf.sub(1, mask);
-    const pooled = tf.sum(tf.mul(output, tf.reshape(present, [count, n, 1])), 1);
-    return tf.div(pooled, tf.add(tf.sum(present, 1, true), POOLING_EPSILON));
+  /** Rows [count x entities, d] as heads [count, heads, entities, head size]. */
+  private heads4(rows: tf.Tensor, count: number): tf.Tensor4D {
+    return tf.transpose(tf.reshape(rows, [count, -1, this.heads, this.headSize]), [0, 2, 1, 3]);
   }
 
-  /** The blocks as tensors, uploaded again only when the parameters changed. */
-  private parameterTensors(source: ParameterSource): { readonly byBlock: Map<ParameterBlock, tf.Tensor> } {
-    if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
-    this.dispose();
-    const byBlock = new Map(this.blocks.map((block) => [block, tf.keep(tf.tensor(blockValues(source.parameters, block), [...block.shape]))] as const));
-    this.tensors = { version: source.version, byBlock };
-    return this.tensors;
+  /** Heads [count, heads, entities, head size] as rows [count x entities, d]. */
+  private rowsOf(heads: tf.Tensor): tf.Tensor2D {
+    return tf.reshape(tf.transpose(heads, [0, 2, 1, 3]), [-1, this.embeddingSize]);
   }
 }
