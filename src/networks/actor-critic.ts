@@ -657,6 +657,14 @@ function describeDifference(theirs: ModelDescription, ours: ModelDescription): s
       '(network_settings.goal_conditioning_type and the behavior\'s goal signals must be those the checkpoint was trained with)'
     );
   }
+  if (JSON.stringify(theirs.variableLengthObservations) !== JSON.stringify(ours.variableLengthObservations)) {
+    const attention = (model: ModelDescription) =>
+      model.variableLengthObservations?.map((v) => `${v.observation} [${v.maxEntities}, ${v.entitySize}]`).join(', ') ?? 'none';
+    return (
+      `its variableLengthObservations are ${attention(theirs)} and this behavior's ${attention(ours)} ` +
+      '(the entity attention is built for the variable-length observations the checkpoint was trained with)'
+    );
+  }
   for (const key of Object.keys(ours) as Array<keyof ModelDescription>) {
     const a = JSON.stringify(theirs[key]);
     const b = JSON.stringify(ours[key]);

@@ -178,6 +178,8 @@ describe('checkpoint state', () => {
     target.loadStateArrays(source.describe(), source.stateArrays());
     expect(target.act(obs, 5)).toEqual(source.act(obs, 5));
     const fewer: BehaviorSpec = { ...spec, observationSpecs: [entities(4, 3), vectorObservation(3)] };
-    expect(() => model(fewer).loadStateArrays(source.describe(), source.stateArrays())).toThrow('The checkpoint holds a different network');
+    expect(() => model(fewer).loadStateArrays(source.describe(), source.stateArrays())).toThrow(
+      "The checkpoint holds a different network: its variableLengthObservations are 0 [4, 3], 2 [2, 3] and this behavior's 0 [4, 3]",
+    );
   });
 });
