@@ -28,7 +28,7 @@ describe('mlagents-learn on SimpleGoal with variable-length observations', () =>
     const onnx = fs.readFileSync(path.join(cwd, 'results', 'var-len', '1D.onnx')).toString('latin1');
     const expected = ['actor.encoders.x_self_encoder', 'actor.encoders.1.self_ent_encoder.seq_layers.0.weight_transposed', 'actor.encoders.rsa.fc_q', 'actor.layers.0.hypernet.5.weight'];
     expect(expected.filter((name) => !onnx.includes(name))).toEqual([]);
-  }, 600000);
+  }, 900000);
 
   it('--resume goes on from the saved attention', async () => {
     fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration({ ...c, maxSteps: c.maxSteps + 200 }));
