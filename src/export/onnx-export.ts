@@ -5,6 +5,7 @@
  *
  *   inputs   obs_0 .. obs_<n-1>  float [batch, size]       one per observation, in spec order
  *                                float [batch, C, H, W]    (an image, channel first)
+ *                                float [batch, entities, size]   (a variable-length observation, padded entities zero)
  *            action_masks        float [batch, sum of branch sizes]   only with discrete actions
  *            recurrent_in        float [batch, 1, memory_size]   only with memory: [h | c] of each agent
  *   outputs  version_number      float [1]   3 (MLAgents2_0)
@@ -122,7 +123,8 @@ function constantOutput(graph: OnnxGraphBuilder, name: string, shape: readonly n
 
 /**
  * The graph's observation inputs, each vector one normalized when the model normalizes (images
- * [batch, channels, height, width], as upstream's), through the actor's network body.
+ * [batch, channels, height, width], variable-length observations [batch, entities, entity size],
+ * as upstream's), through the actor's network body.
  */
 function encodedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: BehaviorSpec): string {
   const body = model.actorBody;
@@ -131,6 +133,9 @@ function encodedObservations(graph: OnnxGraphBuilder, model: ActorCritic, spec: 
   const inputs = spec.observationSpecs.map((obs, k) => {
     const image = body.imageInput(k);
     if (image !== null) return graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, ...image]);
+    // Variable-length observations go in unnormalized, as upstream's entity embeddings take them.
+    const entities = body.entityInput(k);
+    if (entities !== null) return graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, ...entities]);
     const size = observationSize(obs);
     const input = graph.input(TensorNames.observation(k), FLOAT, [BATCH_DIMENSION, size]);
     const features = first;

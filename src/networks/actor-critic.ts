@@ -30,14 +30,15 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
-import { ActionSpec, BehaviorSpec } from '../env/behavior-spec';
+import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../env/behavior-spec';
 import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
 import { tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
-import { BodyInputLayout, isVisual } from './encoders/body-input';
+import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
+import type { EntityObservation } from './encoders/entity-attention';
 import { ParameterBlock, ParameterSource, sequentialAllocator } from './layers/layer';
 import { Dense, DenseOutputPart } from './layers/dense';
 import { NetworkBody } from './network-body';
@@ -86,6 +87,11 @@ export interface ModelDescription {
     readonly encoder: string;
     readonly flatten: 'channel first';
   }>;
+  /**
+   * Present when the behavior has variable-length observations: each one's index and
+   * [maxEntities, entitySize], encoded by the entity attention.
+   */
+  readonly variableLengthObservations?: ReadonlyArray<EntityObservation & { readonly encoder: 'attention' }>;
   /** Present when a hypernetwork conditions the bodies on goal signals: those observations. */
   readonly goalConditioning?: { readonly type: 'hyper'; readonly goalObservations: readonly number[] };
 }
@@ -240,9 +246,7 @@ export class ActorCritic {
       body.memory?.initialize(this.parameters, this.random);
       head.initialize(this.parameters, this.random);
     }
-    for (const { body } of this.networks) {
-      for (const encoder of body.encoders) encoder.initialize(this.parameters, this.random);
-    }
+    for (const { body } of this.networks) body.initializeEncoders(this.parameters, this.random);
   }
 
   /** The parameters and gradient, as the layers read and write them. */
@@ -421,8 +425,8 @@ export class ActorCritic {
 
       networks.forEach(({ body, head }, g) => {
         const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
-        // Below the first layer, only the visual encoders need the gradient.
-        const needInput = body.encoders.length > 0;
+        // Below the first layer, only the visual encoders and the attention need the gradient.
+        const needInput = body.hasEncoders;
         const inputGradient = body.bodyEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
         if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
       });
@@ -453,6 +457,9 @@ export class ActorCritic {
               flatten: 'channel first' as const,
             })),
           }),
+      ...(this.layout.entityObservations.length === 0
+        ? {}
+        : { variableLengthObservations: this.layout.entityObservations.map((e) => ({ ...e, encoder: 'attention' as const })) }),
       ...(this.actorBody.goalConditioned ? { goalConditioning: { type: 'hyper' as const, goalObservations: [...this.layout.goalObservations] } } : {}),
     };
   }
@@ -533,7 +540,7 @@ export class ActorCritic {
     const vectorRows = this.normalizedInputs(observations, count);
     // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
     const encode = () => networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, false));
-    const inputs = this.layout.visualObservations.length > 0 ? tf.tidy(encode) : encode();
+    const inputs = this.layout.hasEncoders ? tf.tidy(encode) : encode();
     const multiplyAdds = networks.reduce((total, { body, head }) => total + body.bodyEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
     const p = this.parameters;
     if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
@@ -616,17 +623,29 @@ function checkSupported(spec: BehaviorSpec, options: ActorCriticOptions): void {
     throw new UnsupportedModelError('The behavior has no observations: give its agents at least one sensor.');
   }
   spec.observationSpecs.forEach((obs, i) => {
-    const label = obs.name ? `Observation ${i} (${obs.name})` : `Observation ${i}`;
+    const label = observationLabel(spec, i);
     const shape = `[${obs.shape.join(', ')}]`;
-    if (obs.shape.length === 2) {
+    if (obs.shape.length === 2 && !isVariableLength(obs)) {
+      const properties = obs.dimensionProperty.map((p) => DimensionProperty[p] ?? p).join(', ');
       throw new UnsupportedModelError(
-        `${label} has shape ${shape}: a variable-length observation. Its attention encoder is not built yet; only vector and visual observations are.`,
+        `${label} has shape ${shape} with dimension properties [${properties}]: a rank-2 observation is taken only as ` +
+          'a variable-length one, described [VARIABLE_SIZE, NONE] (as Unity\'s BufferSensor sends it).',
       );
     }
-    if (obs.shape.length !== 1 && !isVisual(obs.shape)) {
+    if (obs.shape.length !== 1 && obs.shape.length !== 2 && !isVisual(obs.shape)) {
       throw new UnsupportedModelError(`${label} has shape ${shape}, which no encoder takes.`);
     }
   });
+  const goals = spec.observationSpecs.map((obs, k) => ({ obs, k })).filter(({ obs }) => obs.observationType === ObservationType.GOAL_SIGNAL);
+  const variableGoal = goals.find(({ obs }) => isVariableLength(obs));
+  if (network.goal_conditioning_type === 'hyper' && variableGoal !== undefined && goals.some(({ obs }) => !isVariableLength(obs))) {
+    // Upstream's hypernetwork reads the goals' encodings, which a variable-length observation does not have.
+    throw new UnsupportedModelError(
+      `${observationLabel(spec, variableGoal.k)} is a variable-length goal signal beside other goal signals: the ` +
+        'hypernetwork cannot condition on it (upstream refuses it too). Set network_settings.goal_conditioning_type: none, ' +
+        'or send it as an ordinary observation.',
+    );
+  }
 }
 
 function describeDifference(theirs: ModelDescription, ours: ModelDescription): string {
@@ -636,6 +655,14 @@ function describeDifference(theirs: ModelDescription, ours: ModelDescription): s
     return (
       `its bodies have ${conditioning(theirs)} and this one ${conditioning(ours)} ` +
       '(network_settings.goal_conditioning_type and the behavior\'s goal signals must be those the checkpoint was trained with)'
+    );
+  }
+  if (JSON.stringify(theirs.variableLengthObservations) !== JSON.stringify(ours.variableLengthObservations)) {
+    const attention = (model: ModelDescription) =>
+      model.variableLengthObservations?.map((v) => `${v.observation} [${v.maxEntities}, ${v.entitySize}]`).join(', ') ?? 'none';
+    return (
+      `its variableLengthObservations are ${attention(theirs)} and this behavior's ${attention(ours)} ` +
+      '(the entity attention is built for the variable-length observations the checkpoint was trained with)'
     );
   }
   for (const key of Object.keys(ours) as Array<keyof ModelDescription>) {

@@ -1,7 +1,9 @@
 /**
  * Upstream's NetworkBody (torch_entities/networks.py): each observation encoded (every image by a
  * visual encoder of its own, vector observations as given, normalized beforehand), side by side
- * in observation order, then the actions the network takes (SAC's Q networks), then the body's
+ * in observation order, then the variable-length observations' attention over their entities
+ * (encoders/entity-attention.ts, with the encodings before it as x_self), then the actions the
+ * network takes (SAC's Q networks), then the body's
  * encoder: the LinearEncoder, or, when the behavior has goal signals and
  * network_settings.goal_conditioning_type is hyper, upstream's ConditionalEncoder (its last layer
  * a hypernetwork on the goal signals' encodings; with none, the goals are ordinary inputs); then,
@@ -14,7 +16,9 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
+import type { SeededRandom } from '../common/random';
 import { BodyInputLayout, observationLabel } from './encoders/body-input';
+import { EntityAttentionEncoder } from './encoders/entity-attention';
 import { VisualEncoder } from './encoders/visual-encoder';
 import { ConditionalEncoder } from './layers/conditional-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from './layers/layer';
@@ -32,6 +36,8 @@ export interface TracedBodyPass {
 export class NetworkBody {
   /** One per image, in observation order (upstream's processors). */
   readonly encoders: readonly VisualEncoder[];
+  /** The variable-length observations' attention; null without any. */
+  readonly attention: EntityAttentionEncoder | null;
   /** The LinearEncoder, or the ConditionalEncoder of a goal-conditioned body. */
   readonly bodyEncoder: BodyEncoder;
   /** Upstream's LSTM after the body encoder (network_settings.memory); null without memory. */
@@ -39,7 +45,10 @@ export class NetworkBody {
   /** Values in the body encoder's input: the encoded observations (layout.width), then the actions. */
   readonly inputWidth: number;
 
-  /** Blocks `<name>.encoders.<observation>...`, then `<name>.layers.<l>...`, then `<name>.lstm...`. */
+  /**
+   * Blocks `<name>.encoders.<observation>...` (and the attention's under `<name>.encoders.`),
+   * then `<name>.layers.<l>...`, then `<name>.lstm...`.
+   */
   constructor(
     allocate: ParameterAllocator,
     readonly name: string,
@@ -52,9 +61,22 @@ export class NetworkBody {
       (k) =>
         new VisualEncoder(allocate, `${name}.encoders.${k}`, spec.observationSpecs[k], network.vis_encode_type, encodingSize, observationLabel(spec, k)),
     );
+    const { entityObservations, selfWidth } = layout;
+    this.attention = entityObservations.length === 0 ? null : new EntityAttentionEncoder(allocate, `${name}.encoders`, selfWidth, entityObservations);
     this.inputWidth = layout.width + actionInputs;
     this.bodyEncoder = createBodyEncoder(allocate, `${name}.layers`, layout, network, this.inputWidth);
     this.memory = network.memory === null ? null : new Lstm(allocate, `${name}.lstm`, network.hidden_units, network.memory.memory_size);
+  }
+
+  /** Whether anything below the body encoder (visual encoders, attention) needs the gradient of its input. */
+  get hasEncoders(): boolean {
+    return this.encoders.length > 0 || this.attention !== null;
+  }
+
+  /** Draws the encoders' initial weights: the visual encoders', then the attention's. */
+  initializeEncoders(parameters: Float32Array, random: SeededRandom): void {
+    for (const encoder of this.encoders) encoder.initialize(parameters, random);
+    this.attention?.initialize(parameters, random);
   }
 
   /** Whether a hypernetwork conditions the body on the goal signals. */
@@ -104,8 +126,9 @@ export class NetworkBody {
 
   /**
    * The encoded observations (count x layout.width): `vectorRows` (count x layout.vectorWidth)
-   * with each image's encoding in its place; `vectorRows` itself when there are no images. With
-   * `keep`, the encoders keep what backwardEncoders() needs, in the caller's tf.tidy scope.
+   * with each image's encoding in its place, then the attention's output; `vectorRows` itself
+   * when there are neither. With `keep`, the encoders keep what backwardEncoders() needs, in the
+   * caller's tf.tidy scope.
    */
   encodeObservations(
     observations: readonly Float32Array[],
@@ -114,8 +137,8 @@ export class NetworkBody {
     source: ParameterSource,
     keep: boolean,
   ): Float32Array {
-    if (this.encoders.length === 0) return vectorRows;
-    const { width, vectorWidth, encodingSize, observationSizes, visualObservations } = this.layout;
+    if (!this.hasEncoders) return vectorRows;
+    const { width, selfWidth, vectorWidth, encodingSize, observationSizes, visualObservations } = this.layout;
     const rows = new Float32Array(count * width);
     const encoding = new Float32Array(count * encodingSize);
     let column = 0;
@@ -126,12 +149,17 @@ export class NetworkBody {
         copyTensorInto(this.encoders[e].forward(observations[k], count, source, keep), encoding);
         copyColumns(encoding, encodingSize, 0, rows, width, column, encodingSize, count);
         column += encodingSize;
-      } else {
+      } else if (this.layout.isVector(k)) {
         copyColumns(vectorRows, vectorWidth, vectorColumn, rows, width, column, size, count);
         vectorColumn += size;
         column += size;
       }
     });
+    if (this.attention !== null) {
+      const self = selfWidth === 0 ? null : tf.slice(tf.tensor2d(rows, [count, width]), [0, 0], [-1, selfWidth]);
+      const attended = tensorValues(this.attention.forward(self, observations, count, source, keep));
+      copyColumns(attended, this.attention.outputSize, 0, rows, width, selfWidth, this.attention.outputSize, count);
+    }
     return rows;
   }
 
@@ -149,15 +177,25 @@ export class NetworkBody {
 
   /** forwardColumns()'s backward from d loss / d encoding (hidden x count): writes the gradient of every block. */
   backwardColumns(encodingGradient: tf.Tensor2D, source: ParameterSource): void {
-    const inputGradient = this.bodyEncoder.backwardColumns(encodingGradient, source, this.encoders.length > 0);
+    const inputGradient = this.bodyEncoder.backwardColumns(encodingGradient, source, this.hasEncoders);
     if (inputGradient !== null) this.backwardEncoders(inputGradient, 'columns', source);
   }
 
   /**
-   * Hands each visual encoder the gradient of its encoding, out of the gradient of the
-   * body encoder's input: count x inputWidth (`rows`) or inputWidth x count (`columns`).
+   * Hands the attention and each visual encoder the gradient of its encoding, out of the
+   * gradient of the body encoder's input: count x inputWidth (`rows`) or inputWidth x count
+   * (`columns`). The attention's x_self gradient adds to the images' encodings before theirs.
    */
   backwardEncoders(inputGradient: tf.Tensor2D, orientation: 'rows' | 'columns', source: ParameterSource): void {
+    if (this.attention !== null) {
+      const rows = orientation === 'rows' ? inputGradient : tf.transpose(inputGradient);
+      const { selfWidth } = this.layout;
+      const attendedGradient = tf.slice(rows, [0, selfWidth], [-1, this.attention.outputSize]);
+      const selfGradient = this.attention.backward(attendedGradient, source, this.encoders.length > 0);
+      if (selfGradient === null) return;
+      inputGradient = tf.add(tf.slice(rows, [0, 0], [-1, selfWidth]), selfGradient);
+      orientation = 'rows';
+    }
     this.encoders.forEach((encoder, e) => {
       const column = this.layout.encodingColumns[e];
       const size = encoder.outputSize;
@@ -214,22 +252,36 @@ export class NetworkBody {
     return [channels, height, width];
   }
 
+  /** A variable-length observation's exported input shape (entities, entity size); null for other observations. */
+  entityInput(observation: number): [number, number] | null {
+    const found = this.layout.entityObservations.find((e) => e.observation === observation);
+    return found === undefined ? null : [found.maxEntities, found.entitySize];
+  }
+
   /**
    * Its ONNX nodes: `observations` holds each observation's node (an image as [batch, C, H, W],
-   * a vector one normalized); returns the encoding's name. Without actions: the exported actor takes none.
+   * a vector one normalized, a variable-length one [batch, entities, entity size]); returns the
+   * encoding's name. Without actions: the exported actor takes none.
    */
   exportOnnx(graph: GraphWriter, observations: readonly string[], parameters: Float32Array): string {
     const visual = this.layout.visualObservations;
-    const encoded = observations.map((node, k) => {
+    const encoded: string[] = [];
+    observations.forEach((node, k) => {
       const e = visual.indexOf(k);
-      return e < 0 ? node : this.encoders[e].exportOnnx(graph, node, parameters);
+      if (e >= 0) encoded.push(this.encoders[e].exportOnnx(graph, node, parameters));
+      else if (this.layout.isVector(k)) encoded.push(node);
     });
+    if (this.attention !== null) {
+      const self = encoded.length === 0 ? null : graph.node('Concat', encoded, `${this.name}.x_self`, { axis: { int: 1 } });
+      encoded.push(this.attention.exportOnnx(graph, self, observations, parameters));
+    }
     const input = graph.node('Concat', encoded, `${this.name}.observations`, { axis: { int: 1 } });
     return this.bodyEncoder.exportOnnx(graph, input, `${this.name}.layers`, parameters);
   }
 
   dispose(): void {
     this.bodyEncoder.dispose();
+    this.attention?.dispose();
   }
 }
 

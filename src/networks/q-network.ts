@@ -96,7 +96,7 @@ export class QNetwork {
     this.body.bodyEncoder.initialize(this.parameters, random);
     this.body.memory?.initialize(this.parameters, random);
     this.head.initialize(this.parameters, random);
-    for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
+    this.body.initializeEncoders(this.parameters, random);
     this.usesTensors = this.body.bodyEncoder.multiplyAdds + this.head.multiplyAdds > TENSOR_WORK_PER_SAMPLE;
   }
 
@@ -181,7 +181,7 @@ export class QNetwork {
       inputGradientTensor = bodyEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
       inputGradient = tensorValues(inputGradientTensor);
     }
-    if (throughEncoders && encoders.length > 0) {
+    if (throughEncoders && this.body.hasEncoders) {
       this.body.backwardEncoders(inputGradientTensor ?? tf.tensor2d(inputGradient, [count, width]), 'rows', source);
     }
     const C = this.continuousActions;

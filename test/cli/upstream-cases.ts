@@ -75,6 +75,14 @@ const DEFAULT_MAX_STEPS = { ppo: 3000, sac: 1000 } as const;
 const actions = ([continuous, discrete]: readonly [number, number]) => ['--continuous', String(continuous), '--discrete', String(discrete)];
 const pyActions = ([continuous, discrete]: readonly [number, number]) => `(${continuous}, ${discrete})`;
 const visual = (count: number) => ['--num-visual', String(count), '--num-vector', '0'];
+const varLen = (numVisual: number, numVector: number, numVarLen: number) => [
+  '--num-visual',
+  String(numVisual),
+  '--num-vector',
+  String(numVector),
+  '--num-var-len',
+  String(numVarLen),
+];
 
 function cases(): UpstreamCase[] {
   const list: UpstreamCase[] = [];
@@ -135,9 +143,10 @@ function cases(): UpstreamCase[] {
       threshold: 0.9,
     });
   }
-  // test_var_len_obs_and_goal_ppo without its variable-length observations (not built yet): the
-  // vector observation is the goal signal, conditioning the networks through upstream's
-  // hypernetwork (goal_conditioning_type hyper); POCA's network settings, which are PPO's.
+  // test_var_len_obs_and_goal_ppo's goal part alone, without variable-length observations (not
+  // an upstream case): the vector observation is the goal signal, conditioning the networks
+  // through upstream's hypernetwork (goal_conditioning_type hyper); POCA's network settings,
+  // which are PPO's.
   for (const a of oneD) {
     list.push({
       name: `test_goal_ppo[hyper-num_vector=1-${pyActions(a)}]`,
@@ -148,6 +157,26 @@ function cases(): UpstreamCase[] {
       envArgs: [...actions(a), '--num-vector', '1', '--step-size', '0.2', '--goal-indices', '0'],
       threshold: 0.9,
     });
+  }
+  // test_var_len_obs_and_goal_ppo: observation 0 is the goal signal, whichever it is: the vector
+  // one (the hypernetwork conditions on it), the image (on its encoding), or with neither the
+  // first variable-length one (which has no encoding: upstream then builds no hypernetwork).
+  for (const numVis of [0, 1]) {
+    for (const numVector of [0, 1]) {
+      for (const numVarLen of [1, 2]) {
+        for (const a of oneD) {
+          list.push({
+            name: `test_var_len_obs_and_goal_ppo[num_vis=${numVis}-num_vector=${numVector}-num_var_len=${numVarLen}-${pyActions(a)}-hyper]`,
+            trainer: 'ppo',
+            maxSteps: DEFAULT_MAX_STEPS.ppo,
+            hyperparameters: { learning_rate: 3.0e-4 },
+            network: { goal_conditioning_type: 'hyper' },
+            envArgs: [...actions(a), ...varLen(numVis, numVector, numVarLen), '--step-size', '0.2', '--goal-indices', '0'],
+            threshold: 0.9,
+          });
+        }
+      }
+    }
   }
   // test_simple_rl.py, SAC
   for (const a of oneD) list.push({ name: `test_simple_sac[${pyActions(a)}]`, trainer: 'sac', maxSteps: 1000, envArgs: actions(a), threshold: 0.9 });
@@ -184,6 +213,18 @@ function cases(): UpstreamCase[] {
       threshold: 0.9,
       seed: 1337,
     });
+  }
+  for (const numVarLen of [1, 2]) {
+    for (const a of oneD) {
+      list.push({
+        name: `test_var_len_obs_sac[num_var_len=${numVarLen}-${pyActions(a)}]`,
+        trainer: 'sac',
+        maxSteps: DEFAULT_MAX_STEPS.sac,
+        hyperparameters: { batch_size: 16, learning_rate: 3e-4 },
+        envArgs: [...actions(a), ...varLen(0, 0, numVarLen), '--step-size', '0.2'],
+        threshold: 0.9,
+      });
+    }
   }
   for (const encoder of advanced) {
     for (const numVisual of [1, 2]) {

@@ -175,6 +175,32 @@ describe('SimpleGoal: behavior specs', () => {
     ]);
   });
 
+  it('sends variable-length observations last, [10, 5] described (VARIABLE_SIZE, NONE), every entity the goal (none padded)', async () => {
+    const env = await launch(['--num-vector', '0', '--num-visual', '1', '--num-var-len', '2', '--goal-indices', '0', '--agents', '2']);
+    const spec = env.behaviorSpecs.get(BEHAVIOR)!;
+    expect(spec.observationSpecs.map((o) => [o.shape, o.observationType, o.name])).toEqual([
+      [[3, 20, 20], ObservationType.GOAL_SIGNAL, 'observation 0 with shape (3, 20, 20)'],
+      [[10, 5], ObservationType.DEFAULT, 'observation 1 with shape (10, 5)'],
+      [[10, 5], ObservationType.DEFAULT, 'observation 2 with shape (10, 5)'],
+    ]);
+    expect(spec.observationSpecs[1].dimensionProperty).toEqual([DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE]);
+    for (let step = 0; step < 2; step++) {
+      const [decision] = env.getSteps(BEHAVIOR);
+      for (let row = 0; row < 2; row++) {
+        const goal = shownGoal(decision, row);
+        for (const index of [1, 2]) {
+          const entities = decision.observation(index, row);
+          expect(entities.length).toBe(50);
+          expect(entities.every((v) => v === goal)).toBe(true);
+        }
+      }
+      act(env, () => ({ continuous: [0] }));
+      await env.step();
+    }
+    const sized = await launch(['--num-var-len', '1', '--var-len-obs-size', '3x2']);
+    expect(sized.behaviorSpecs.get(BEHAVIOR)!.observationSpecs.map((o) => o.shape)).toEqual([[1], [3, 2]]);
+  });
+
   it.each([
     ['3x36x36', [3, 36, 36], '(3, 36, 36)'],
     ['5x5x5', [5, 5, 5], '(5, 5, 5)'],
@@ -241,8 +267,13 @@ describe('SimpleGoal: behavior specs', () => {
     expect(noAction.stderr).toContain('needs at least one action');
     const noObservation = await run(['--num-vector', '0']);
     expect(noObservation.stderr).toContain('needs at least one observation');
-    const visualGoal = await run(['--num-visual', '1', '--goal-indices', '1']);
-    expect(visualGoal.stderr).toContain('observation 1 is visual');
+    const noGoal = await run(['--num-visual', '1', '--goal-indices', '2']);
+    expect(noGoal.stderr).toContain('--goal-indices: there is no observation 2 (2 observations)');
+    for (const bad of ['10', '0x5', '10x5x1']) {
+      const badSize = await run(['--num-var-len', '1', '--var-len-obs-size', bad]);
+      expect(badSize.code).toBe(1);
+      expect(badSize.stderr).toContain('--var-len-obs-size needs ENTITIESxSIZE');
+    }
     for (const bad of ['20x20', '3x0x20', 'x3x20x20', '3x20x20x1', 'big']) {
       const badSize = await run(['--num-visual', '1', '--vis-obs-size', bad]);
       expect(badSize.code).toBe(1);

@@ -32,7 +32,9 @@ export type DenseInit =
   /** normal with std gain / sqrt(fan_in) */
   | { readonly kind: 'kaimingNormal'; readonly gain: number }
   /** uniform in +-gain sqrt(6 / (fan_in + fan_out)) */
-  | { readonly kind: 'xavierUniform'; readonly gain: number };
+  | { readonly kind: 'xavierUniform'; readonly gain: number }
+  /** normal with std gain (upstream's Initialization.Normal: a standard normal times the gain) */
+  | { readonly kind: 'normal'; readonly gain: number };
 
 /** What follows the product: nothing, or Swish (x sigmoid(x)) as in upstream's LinearEncoder. */
 export type DenseActivation = 'linear' | 'swish';
@@ -292,6 +294,21 @@ export class Dense implements Layer {
     return graph.node('Mul', [z, gate], `${name}.output`);
   }
 
+  /**
+   * All outputs for an input of any rank whose last axis holds the features ([batch, entities,
+   * in]): a MatMul by W^T and an Add of b (Gemm takes matrices only), then Swish.
+   */
+  exportBatchedOnnx(graph: GraphWriter, input: string, name: string, parameters: Float32Array): string {
+    const transposed = new Float32Array(this.inputs * this.outputs);
+    transposeInto(parameters.subarray(this.weightOffset, this.weightOffset + this.outputs * this.inputs), this.outputs, this.inputs, transposed);
+    const weight = graph.floats(`${name}.weight_transposed`, [this.inputs, this.outputs], transposed);
+    const bias = graph.floats(`${name}.bias`, [this.outputs], parameters.subarray(this.biasOffset, this.biasOffset + this.outputs));
+    const z = graph.node('Add', [graph.node('MatMul', [input, weight], `${name}.product`), bias], `${name}.linear`);
+    if (this.activation === 'linear') return z;
+    const gate = graph.node('Sigmoid', [z], `${name}.gate`);
+    return graph.node('Mul', [z, gate], `${name}.output`);
+  }
+
   /** One part's outputs as a Gemm of its own rows, its constants named as its blocks (a linear layer's). */
   exportPartOnnx(graph: GraphWriter, input: string, partName: string, parameters: Float32Array): string {
     const part = this.parts.find((p) => p.name === partName);
@@ -353,6 +370,13 @@ export const tracedMatMul = tf.customGrad((...args: Array<tf.Tensor | tf.GradSav
   };
 }) as (a: tf.Tensor2D, b: tf.Tensor2D) => tf.Tensor2D;
 
+/** The tensor with its last two axes swapped (batched products without transpose flags). */
+export function transposeLast<T extends tf.Tensor>(x: T): T {
+  const perm = x.shape.map((_, i) => i);
+  [perm[perm.length - 2], perm[perm.length - 1]] = [perm[perm.length - 1], perm[perm.length - 2]];
+  return tf.transpose(x, perm);
+}
+
 /** A dense layer with one output part (upstream's linear_layer): blocks `<name>.weight` and `<name>.bias`. */
 export function linearLayer(
   allocate: ParameterAllocator,
@@ -372,7 +396,9 @@ function keptPass<T>(pass: KeptPass<T> | null): KeptPass<T> {
 
 /** Draws a linear layer's weights (outputs x inputs) as upstream's linear_layer does, in place. */
 export function initializeLinearWeights(weights: Float32Array, inputs: number, outputs: number, init: DenseInit, random: SeededRandom): void {
-  if (init.kind === 'kaimingNormal') {
+  if (init.kind === 'normal') {
+    for (let i = 0; i < weights.length; i++) weights[i] = init.gain * random.gaussian();
+  } else if (init.kind === 'kaimingNormal') {
     const std = init.gain / Math.sqrt(inputs);
     for (let i = 0; i < weights.length; i++) weights[i] = std * random.gaussian();
   } else {

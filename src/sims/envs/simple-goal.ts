@@ -7,7 +7,8 @@
  *
  * The game: an agent has one position in [-1, 1] per action (continuous actions first, then
  * discrete branches of 2), all starting at 0, and a goal of -1 or +1 drawn at each episode start.
- * Every observation is filled with the goal value. A continuous action moves its position by the
+ * Every observation is filled with the goal value: vector ones, images (every pixel) and
+ * variable-length ones (every value of every entity, so none is padding), as upstream's _make_obs. A continuous action moves its position by the
  * action clamped to [-step size, step size]; a discrete choice 1 moves by +step size, 0 by
  * -step size. The episode ends when every position is at -1 or +1 and pays
  * SUCCESS_REWARD * position * goal / positions, summed over the positions; every other step
@@ -38,6 +39,8 @@ export const OBS_SIZE = 1;
  * com.unity.ml-agents 2+ images; upstream's tests also build (3, 36, 36) and (5, 5, 5).
  */
 export const VIS_OBS_SIZE: readonly [number, number, number] = [3, 20, 20];
+/** Upstream's VAR_LEN_SIZE: [max entities, entity size] of each variable-length observation. */
+export const VAR_LEN_SIZE: readonly [number, number] = [10, 5];
 export const STEP_SIZE = 0.2;
 export const TIME_PENALTY = 0.01;
 export const MIN_STEPS = Math.trunc(1.0 / STEP_SIZE) + 1;
@@ -64,12 +67,16 @@ export interface SimpleGoalConfig {
   readonly numVisual: number;
   /** [channels, height, width] of every visual observation (upstream's vis_obs_size). */
   readonly visObsSize: readonly [number, number, number];
+  /** Variable-length observations (upstream's num_var_len), after the visual ones. */
+  readonly numVarLen: number;
+  /** [max entities, entity size] of each (upstream's var_len_obs_size). */
+  readonly varLenObsSize: readonly [number, number];
   readonly stepSize: number;
   readonly memory: boolean;
   readonly group: boolean;
   /** Agents per training area and behavior name (the group size with --group). */
   readonly agents: number;
-  /** Observations sent as goal signals (upstream's goal_indices); vector observations only. */
+  /** Observations sent as goal signals (upstream's goal_indices). */
   readonly goalIndices: readonly number[];
 }
 
@@ -85,6 +92,8 @@ export function readSimpleGoalConfig(options: SimOptionValues): SimpleGoalConfig
     numVector: intOption(options, 'num-vector'),
     numVisual: intOption(options, 'num-visual'),
     visObsSize: parseVisObsSize(options['vis-obs-size']),
+    numVarLen: intOption(options, 'num-var-len'),
+    varLenObsSize: parseVarLenObsSize(options['var-len-obs-size']),
     stepSize: numberOption(options, 'step-size'),
     memory: options.memory === true,
     group,
@@ -112,6 +121,20 @@ export function parseVisObsSize(raw: string | boolean | undefined): [number, num
   return [size[0], size[1], size[2]];
 }
 
+/** `--var-len-obs-size ENTITIESxSIZE`: two whole numbers of at least 1. */
+export function parseVarLenObsSize(raw: string | boolean | undefined): [number, number] {
+  if (raw === undefined) return [...VAR_LEN_SIZE];
+  const match = typeof raw === 'string' ? /^\s*(\d+)\s*x\s*(\d+)\s*$/i.exec(raw) : null;
+  const size = match === null ? [] : match.slice(1).map(Number);
+  if (size.length !== 2 || size.some((n) => !Number.isSafeInteger(n) || n < 1)) {
+    throw new Error(
+      `--var-len-obs-size needs ENTITIESxSIZE, the most entities and each one's values, two whole numbers of at ` +
+        `least 1 (upstream's default ${VAR_LEN_SIZE.join('x')}), got ${JSON.stringify(raw)}.`,
+    );
+  }
+  return [size[0], size[1]];
+}
+
 function parseGoalIndices(raw: string | boolean | undefined): number[] {
   if (raw === undefined || raw === '') return [];
   return String(raw)
@@ -129,6 +152,7 @@ function checkConfig(config: SimpleGoalConfig): void {
     ['discrete', config.discreteBranches],
     ['num-vector', config.numVector],
     ['num-visual', config.numVisual],
+    ['num-var-len', config.numVarLen],
   ];
   for (const [name, value] of nonNegative) {
     if (value < 0) throw new Error(`--${name} cannot be negative (got ${value}).`);
@@ -136,8 +160,9 @@ function checkConfig(config: SimpleGoalConfig): void {
   if (config.continuousActions + config.discreteBranches === 0) {
     throw new Error('SimpleGoal needs at least one action: give --continuous N or --discrete N (upstream\'s action_sizes).');
   }
-  if (config.numVector + config.numVisual === 0) {
-    throw new Error('SimpleGoal needs at least one observation: give --num-vector N or --num-visual N.');
+  const observations = config.numVector + config.numVisual + config.numVarLen;
+  if (observations === 0) {
+    throw new Error('SimpleGoal needs at least one observation: give --num-vector N, --num-visual N or --num-var-len N.');
   }
   if (!(config.stepSize > 0)) throw new Error(`--step-size must be positive (got ${config.stepSize}).`);
   if (config.agents < 1) throw new Error(`--agents must be at least 1 (got ${config.agents}).`);
@@ -145,13 +170,7 @@ function checkConfig(config: SimpleGoalConfig): void {
     throw new Error('--behavior-name needs a name, or names separated by commas.');
   }
   for (const index of config.goalIndices) {
-    if (index >= config.numVector + config.numVisual) {
-      throw new Error(`--goal-indices: there is no observation ${index} (${config.numVector + config.numVisual} observations).`);
-    }
-    if (index >= config.numVector) {
-      // The SDK's visual observations carry no observation type.
-      throw new Error(`--goal-indices: observation ${index} is visual; only vector observations can be goal signals here.`);
-    }
+    if (index >= observations) throw new Error(`--goal-indices: there is no observation ${index} (${observations} observations).`);
   }
 }
 
@@ -160,29 +179,24 @@ function pythonShape(shape: readonly number[]): string {
   return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
 }
 
-/** Vector observations first, then visual ones, as upstream's _make_observation_specs. */
+/**
+ * Vector observations first, then visual ones, then variable-length ones (described
+ * VARIABLE_SIZE, NONE), as upstream's _make_observation_specs; those at goal_indices are goal signals.
+ */
 export function simpleGoalObservations(config: SimpleGoalConfig): ObservationSpecDef[] {
   const specs: ObservationSpecDef[] = [];
-  for (let i = 0; i < config.numVector; i++) {
-    const index = specs.length;
-    specs.push({
-      kind: 'vector',
-      shape: [OBS_SIZE],
-      name: `observation ${index} with shape ${pythonShape([OBS_SIZE])}`,
-      observationType: config.goalIndices.includes(index) ? GOAL_SIGNAL : 0,
-    });
-  }
+  const described = (shape: readonly number[]) => ({
+    name: `observation ${specs.length} with shape ${pythonShape(shape)}`,
+    observationType: config.goalIndices.includes(specs.length) ? GOAL_SIGNAL : 0,
+  });
+  for (let i = 0; i < config.numVector; i++) specs.push({ kind: 'vector', shape: [OBS_SIZE], ...described([OBS_SIZE]) });
   for (let i = 0; i < config.numVisual; i++) {
     const [channels, height, width] = config.visObsSize;
-    specs.push({
-      kind: 'visual',
-      channels,
-      height,
-      width,
-      // Raw floats: the values are -1 and +1, which an image in [0, 1] (PNG) cannot hold.
-      compressed: false,
-      name: `observation ${specs.length} with shape ${pythonShape(config.visObsSize)}`,
-    });
+    // Raw floats: the values are -1 and +1, which an image in [0, 1] (PNG) cannot hold.
+    specs.push({ kind: 'visual', channels, height, width, compressed: false, ...described(config.visObsSize) });
+  }
+  for (let i = 0; i < config.numVarLen; i++) {
+    specs.push({ kind: 'vector', shape: [...config.varLenObsSize], variableLength: true, ...described(config.varLenObsSize) });
   }
   return specs;
 }
@@ -379,12 +393,18 @@ export const SIMPLE_GOAL: SimDefinition = {
       default: VIS_OBS_SIZE.join('x'),
       description: 'shape of each visual observation, CHANNELSxHEIGHTxWIDTH (channel-first; upstream\'s vis_obs_size)',
     },
+    'num-var-len': { type: 'string', default: '0', description: 'variable-length observations (every entity the shown goal)' },
+    'var-len-obs-size': {
+      type: 'string',
+      default: VAR_LEN_SIZE.join('x'),
+      description: 'shape of each variable-length observation, ENTITIESxSIZE (upstream\'s var_len_obs_size)',
+    },
     'step-size': { type: 'string', default: String(STEP_SIZE), description: 'largest move per step' },
     memory: { type: 'boolean', default: false, description: `show the goal for the first ${NUM_SHOW_STEPS + 1} observations only (MemoryEnvironment)` },
     group: { type: 'boolean', default: false, description: 'the agents of an area form a group with a group reward (MultiAgentEnvironment)' },
     agents: { type: 'string', description: `agents per area and behavior (default 1, ${DEFAULT_GROUP_SIZE} with --group)` },
     'behavior-name': { type: 'string', default: DEFAULT_BEHAVIOR_NAME, description: 'behavior name, or names separated by commas' },
-    'goal-indices': { type: 'string', description: 'vector observations sent as goal signals, e.g. 0 or 0,1' },
+    'goal-indices': { type: 'string', description: 'observations sent as goal signals, e.g. 0 or 0,1 (upstream\'s goal_indices)' },
   },
   create(academy: Academy, options: SimOptionValues, numAreas: number): void {
     const config = readSimpleGoalConfig(options);

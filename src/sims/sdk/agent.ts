@@ -11,6 +11,7 @@
  *   }
  */
 import { SeededRandom } from '../../common/random';
+import { CHANNEL_FIRST_IMAGE_DIMENSIONS, DimensionPropertyProto } from '../../communicator/messages';
 
 /** An uncompressed float observation of any rank (a vector sensor: [size]). */
 export interface VectorObservationSpec {
@@ -19,6 +20,11 @@ export interface VectorObservationSpec {
   readonly name?: string;
   /** 1 for a goal signal (upstream's ObservationType.GOAL_SIGNAL), 0 by default. */
   readonly observationType?: number;
+  /**
+   * A BufferSensor's observation: shape [max entities, entity size], described as
+   * (VARIABLE_SIZE, NONE); the agent writes its entities first, the rest stay zero (padding).
+   */
+  readonly variableLength?: boolean;
 }
 
 /**
@@ -33,6 +39,8 @@ export interface VisualObservationSpec {
   readonly width: number;
   readonly compressed: boolean;
   readonly name?: string;
+  /** 1 for a goal signal (upstream's ObservationType.GOAL_SIGNAL), 0 by default. */
+  readonly observationType?: number;
   /**
    * Frames sent together, oldest first, along the channels (Unity's ObservationStacks, a
    * StackingSensor around the camera): the observation is [stacks x channels, height, width],
@@ -55,6 +63,14 @@ export interface BehaviorParameters {
   readonly decisionPeriod?: number;
   /** Repeat the last action at the steps between decisions (DecisionRequester's default: true). */
   readonly takeActionsBetweenDecisions?: boolean;
+}
+
+/** How an observation describes its dimensions on the wire (ObservationProto.dimension_properties). */
+export function dimensionProperties(spec: ObservationSpecDef): readonly DimensionPropertyProto[] {
+  if (spec.kind === 'visual') return CHANNEL_FIRST_IMAGE_DIMENSIONS;
+  if (spec.variableLength) return [DimensionPropertyProto.VARIABLE_SIZE, DimensionPropertyProto.NONE];
+  // A Unity vector sensor describes each of its dimensions as DimensionProperty.None.
+  return spec.shape.map(() => DimensionPropertyProto.NONE);
 }
 
 /** The floats an agent writes for one observation (one frame of a stacked camera). */

@@ -3,17 +3,12 @@
  * Unity's RpcCommunicator with BehaviorType Default) or the agents' own heuristics
  * (HeuristicBrain, as BehaviorType HeuristicOnly).
  */
-import {
-  CHANNEL_FIRST_IMAGE_DIMENSIONS,
-  CommandProto,
-  DimensionPropertyProto,
-  messageType,
-} from '../../communicator/messages';
+import { CommandProto, messageType } from '../../communicator/messages';
 import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
 import { ActionSizes } from '../../communicator/wire/step-input';
 import { AgentInfosToSend, ObservationToSend, encodeStepOutputMessage } from '../../communicator/wire/step-output';
 import { UnityClient } from '../unity-client';
-import { ActionBuffers, ObservationSpecDef, observationLength, visualShape } from './agent';
+import { ActionBuffers, ObservationSpecDef, dimensionProperties, observationLength, visualShape } from './agent';
 import { ActionsByBehavior, Brain, Decision, InfoBatch } from './academy';
 import { compressVisualObservation } from './png';
 
@@ -58,18 +53,14 @@ function agentInfosToSend(batch: InfoBatch): AgentInfosToSend {
 }
 
 function observationToSend(spec: ObservationSpecDef, values: Float32Array, count: number): ObservationToSend {
-  if (spec.kind === 'vector') {
-    // A Unity vector sensor describes each of its dimensions as DimensionProperty.None.
-    const dimensionProperties = spec.shape.map(() => DimensionPropertyProto.NONE);
-    return { shape: spec.shape, name: spec.name, dimensionProperties, observationType: spec.observationType, floats: values };
-  }
+  const described = { name: spec.name, dimensionProperties: dimensionProperties(spec), observationType: spec.observationType };
+  if (spec.kind === 'vector') return { ...described, shape: spec.shape, floats: values };
   const shape = visualShape(spec);
-  const dimensionProperties = CHANNEL_FIRST_IMAGE_DIMENSIONS;
-  if (!spec.compressed) return { shape, name: spec.name, dimensionProperties, floats: values };
+  if (!spec.compressed) return { ...described, shape, floats: values };
   const size = observationLength(spec);
   const compressed = Array.from({ length: count }, (_, row) => compressVisualObservation(spec, values.subarray(row * size, (row + 1) * size)));
   const pngImages = compressed.map((image) => image.data);
-  return { shape, name: spec.name, dimensionProperties, pngImages, compressedChannelMapping: compressed[0]?.channelMapping };
+  return { ...described, shape, pngImages, compressedChannelMapping: compressed[0]?.channelMapping };
 }
 
 export class RemoteBrain implements Brain {

@@ -11,7 +11,6 @@ import { parseArgs } from 'util';
 import { DemoWriter } from '../../communicator/demo-file';
 import {
   AgentInfoProto,
-  CHANNEL_FIRST_IMAGE_DIMENSIONS,
   CommandProto,
   ObservationProto,
   allCapabilities,
@@ -19,7 +18,7 @@ import {
 import { SideChannelManager } from '../../communicator/side-channels/side-channel-manager';
 import { UnityClient } from '../unity-client';
 import { Academy, InfoBatch } from './academy';
-import { Agent, observationLength, visualShape } from './agent';
+import { Agent, dimensionProperties, observationLength, visualShape } from './agent';
 import { HeuristicBrain, RemoteBrain } from './brains';
 import { EngineSettings, float32Text } from './engine-channels';
 import { compressVisualObservation } from './png';
@@ -321,10 +320,13 @@ function agentInfoProto(batch: InfoBatch, row: number): AgentInfoProto {
   const observations: ObservationProto[] = specs.map((spec, i) => {
     const size = observationLength(spec);
     const own = batch.observations[i].subarray(row * size, (row + 1) * size);
+    const described = { name: spec.name ?? '', observation_type: spec.observationType ?? 0 };
     if (spec.kind === 'vector') {
-      return { shape: [...spec.shape], float_data: { data: Array.from(own) }, name: spec.name ?? '', observation_type: spec.observationType ?? 0 };
+      // The recorder describes the dimensions of variable-length observations only, as before for vectors.
+      const dimensions = spec.variableLength ? { dimension_properties: [...dimensionProperties(spec)] } : {};
+      return { ...described, ...dimensions, shape: [...spec.shape], float_data: { data: Array.from(own) } };
     }
-    const image = { shape: visualShape(spec), dimension_properties: [...CHANNEL_FIRST_IMAGE_DIMENSIONS], name: spec.name ?? '' };
+    const image = { ...described, dimension_properties: [...dimensionProperties(spec)], shape: visualShape(spec) };
     if (!spec.compressed) return { ...image, float_data: { data: Array.from(own) } };
     const { data, channelMapping } = compressVisualObservation(spec, own);
     return { ...image, compression_type: 1, compressed_data: data, ...(channelMapping ? { compressed_channel_mapping: channelMapping } : {}) };

@@ -115,7 +115,7 @@ export class CuriosityRewardProvider implements RewardProvider {
     this.gradient = new Float32Array(size());
     const random = new SeededRandom(seed);
     this.stateEncoder.bodyEncoder.initialize(this.parameters, random);
-    for (const encoder of this.stateEncoder.encoders) encoder.initialize(this.parameters, random);
+    this.stateEncoder.initializeEncoders(this.parameters, random);
     for (const part of [this.inverseModel, this.actionPrediction, this.forwardModel, this.nextStatePrediction]) part.initialize(this.parameters, random);
     this.adam = new Adam(this.parameters.length);
     this.inputNormalizer = network.normalize ? new RunningNormalizer(this.layout.vectorWidth) : null;

@@ -39,7 +39,7 @@ import type { Logger } from '../../common/logger';
 import { SeededRandom } from '../../common/random';
 import { Adam } from '../../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
-import { BodyInputLayout } from '../../networks/encoders/body-input';
+import { BodyInputLayout, isVariableLength, observationLabel } from '../../networks/encoders/body-input';
 import { Dense, linearLayer } from '../../networks/layers/dense';
 import { sequentialAllocator, type ParameterBlock, type TracedParameters, type TracedPass } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
@@ -156,6 +156,14 @@ export class GailRewardProvider implements RewardProvider {
       logger?.warning('memory was specified in network_settings but is not supported by GAIL. It is being ignored.');
       network = { ...network, memory: null };
     }
+    spec.observationSpecs.forEach((obs, k) => {
+      if (isVariableLength(obs)) {
+        throw new Error(
+          `${observationLabel(spec, k)} is a variable-length observation (${obs.shape.join('x')}): the gail reward signal ` +
+            'does not take those yet. Remove reward_signals.gail, or train this behavior without variable-length observations.',
+        );
+      }
+    });
     this.layout = new BodyInputLayout(spec, network.hidden_units);
     this.continuousSize = spec.actionSpec.continuousSize;
     this.branches = spec.actionSpec.discreteBranches;

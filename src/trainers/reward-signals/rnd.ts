@@ -40,7 +40,7 @@ class RndNetwork {
     this.parameters = new Float32Array(size());
     this.gradient = new Float32Array(size());
     this.body.bodyEncoder.initialize(this.parameters, random);
-    for (const encoder of this.body.encoders) encoder.initialize(this.parameters, random);
+    this.body.initializeEncoders(this.parameters, random);
   }
 
   get source(): ParameterSource {

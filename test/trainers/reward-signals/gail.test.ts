@@ -295,4 +295,13 @@ describe('the GAIL reward provider\'s state and settings', () => {
   it('is built by the registry under reward_signals.gail, and refuses missing demonstrations clearly', () => {
     expect(() => createRewardProvider('gail', gailSettings({ demo_path: '/nowhere/expert.demo' }), '1D', spec, 1)).toThrow(/\/nowhere\/expert\.demo does not exist/);
   });
+
+  it('refuses a variable-length observation, naming it and the fix', () => {
+    const entities = { shape: [10, 5], dimensionProperty: [DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'buffer' };
+    const withEntities: BehaviorSpec = { observationSpecs: [vectorObservation(3), entities], actionSpec: new ActionSpec(1, []) };
+    const demonstrations = agentBuffer(behavior([3], new ActionSpec(1, [])), 4, new SeededRandom(1));
+    expect(() => new GailRewardProvider(gailSettings(), withEntities, 1, { behavior: '1D', demonstrations })).toThrow(
+      /Observation 1 \(buffer\) is a variable-length observation \(10x5\).*Remove reward_signals\.gail/,
+    );
+  });
 });

@@ -1,0 +1,101 @@
+/**
+ * Upstream's EntityEmbedding (torch_entities/attention.py): each entity of a variable-length
+ * observation ([entities, entity size], padded entities all zero), with the agent's own
+ * encoding ("x_self") beside it when the body has other observations, through one Swish layer
+ * of the attention's embedding size: upstream's LinearEncoder of 1 layer, its weights drawn from
+ * a normal of std sqrt(0.125 / embedding size) (the T-Fixup scheme upstream cites), biases 0.
+ *
+ * The layer runs on the rows [count x entities, self size + entity size] that repeating x_self
+ * beside every entity gives, so its passes are Dense's; x_self's gradient is the sum over its
+ * entities' rows. The entities are raw inputs: nothing needs their gradient.
+ *
+ * Blocks `<name>.self_ent_encoder.seq_layers.0.weight` and `.bias`, as torch names upstream's.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { SeededRandom } from '../../common/random';
+import { Dense, linearLayer } from './dense';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource } from './layer';
+
+/** Upstream's T-Fixup gain of the attention's layers: weights ~ N(0, 0.125 / embedding size). */
+export function attentionGain(embeddingSize: number): number {
+  return Math.sqrt(0.125 / embeddingSize);
+}
+
+export class EntityEmbedding {
+  readonly dense: Dense;
+  readonly blocks: readonly ParameterBlock[];
+
+  constructor(
+    allocate: ParameterAllocator,
+    readonly name: string,
+    /** Width of x_self (upstream's self_size; 0 when the body has no other observation). */
+    readonly selfSize: number,
+    readonly entitySize: number,
+    /** The observation's first dimension: entities per agent, padding included. */
+    readonly maxEntities: number,
+    readonly embeddingSize: number,
+  ) {
+    const init = { kind: 'normal', gain: attentionGain(embeddingSize) } as const;
+    this.dense = linearLayer(allocate, `${name}.self_ent_encoder.seq_layers.0`, selfSize + entitySize, embeddingSize, init, 'swish');
+    this.blocks = this.dense.blocks;
+  }
+
+  initialize(parameters: Float32Array, random: SeededRandom): void {
+    this.dense.initialize(parameters, random);
+  }
+
+  /**
+   * The embeddings [count, entities, embedding] of `entities` [count, entities, entity size],
+   * each beside `self` [count, self size] (null without x_self).
+   */
+  forward(self: tf.Tensor2D | null, entities: tf.Tensor3D, source: ParameterSource, keep: boolean): tf.Tensor3D {
+    const count = entities.shape[0];
+    const rows = this.rowsOf(self, entities);
+    return tf.reshape(this.dense.forward(rows, source, keep), [count, this.maxEntities, this.embeddingSize]);
+  }
+
+  /**
+   * From d loss / d embeddings [count, entities, embedding], writes the weights' gradient;
+   * returns d loss / d self [count, self size] when asked for and there is a self.
+   */
+  backward(outputGradient: tf.Tensor3D, source: ParameterSource, needSelf: boolean): tf.Tensor2D | null {
+    const count = outputGradient.shape[0];
+    const wanted = needSelf && this.selfSize > 0;
+    const rows = tf.reshape(outputGradient, [count * this.maxEntities, this.embeddingSize]);
+    const inputGradient = this.dense.backward(rows, source, wanted);
+    if (!wanted) return null;
+    const selfGradient = tf.slice(inputGradient as tf.Tensor2D, [0, 0], [-1, this.selfSize]);
+    return tf.sum(tf.reshape(selfGradient, [count, this.maxEntities, this.selfSize]), 1) as tf.Tensor2D;
+  }
+
+  /**
+   * Its ONNX nodes: `entities` [batch, entities, entity size], beside `self` [batch, self size]
+   * (null without x_self) repeated over the entities by a broadcast product with ones.
+   */
+  exportOnnx(graph: GraphWriter, self: string | null, entities: string, parameters: Float32Array): string {
+    let input = entities;
+    if (self !== null) {
+      const column = graph.node('Unsqueeze', [self], `${this.name}.self_row`, { axes: { ints: [1] } });
+      const ones = graph.floats(`${this.name}.entity_ones`, [1, this.maxEntities, 1], new Float32Array(this.maxEntities).fill(1));
+      const repeated = graph.node('Mul', [column, ones], `${this.name}.self_repeated`);
+      input = graph.node('Concat', [repeated, entities], `${this.name}.input`, { axis: { int: 2 } });
+    }
+    return this.dense.exportBatchedOnnx(graph, input, `${this.name}.self_ent_encoder.seq_layers.0`, parameters);
+  }
+
+  dispose(): void {
+    this.dense.dispose();
+  }
+
+  /** [count x entities, self size + entity size]: x_self, then the entity, per row. */
+  private rowsOf(self: tf.Tensor2D | null, entities: tf.Tensor3D): tf.Tensor2D {
+    const count = entities.shape[0];
+    const n = this.maxEntities;
+    let input: tf.Tensor3D = entities;
+    if (self !== null) {
+      const repeated = tf.tile(tf.reshape(self, [count, 1, this.selfSize]), [1, n, 1]) as tf.Tensor3D;
+      input = tf.concat([repeated, entities], 2);
+    }
+    return tf.reshape(input, [count * n, this.selfSize + this.entitySize]);
+  }
+}
