@@ -17,6 +17,7 @@ import { ActorCritic } from '../src/networks/actor-critic';
 import { observations, vectorObservation, network } from '../test/networks/model-fixtures';
 import { headLoss } from '../test/networks/model-fixtures';
 import { printTable } from './table';
+import { measure } from './measure';
 
 const BATCH = 16;
 
@@ -24,17 +25,6 @@ function entities(count: number, size: number): ObservationSpec {
   return { shape: [count, size], dimensionProperty: [DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'buffer' };
 }
 
-/** Mean milliseconds per call of `run` after a warm-up, over at least `seconds` and 10 calls. */
-function measure(run: () => void, seconds: number): number {
-  for (let i = 0; i < 3; i++) run();
-  let calls = 0;
-  const start = performance.now();
-  while (performance.now() - start < seconds * 1000 || calls < 10) {
-    run();
-    calls++;
-  }
-  return (performance.now() - start) / calls;
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'min-seconds': { type: 'string', default: '3' } } });
@@ -53,8 +43,8 @@ async function main(): Promise<void> {
     const one = observations(spec, 1, random);
     const batch = observations(spec, BATCH, random);
     const loss = headLoss(random);
-    const act = measure(() => net.act(one, 1, new Float32Array([1, 1])), seconds);
-    const update = measure(() => net.computeGradient(batch, BATCH, loss), seconds);
+    const act = measure(() => net.act(one, 1, new Float32Array([1, 1])), seconds, 10, 3);
+    const update = measure(() => net.computeGradient(batch, BATCH, loss), seconds, 10, 3);
     const attention = net.actorBody.attention;
     let own = '-';
     if (attention !== null) {
@@ -64,7 +54,7 @@ async function main(): Promise<void> {
       own = measure(() => tf.tidy(() => {
         attention.forward(self, batch, BATCH, source, true);
         attention.backward(gradient, source, false);
-      }), seconds).toFixed(2);
+      }), seconds, 10, 3).toFixed(2);
     }
     rows.push([label, act.toFixed(2), update.toFixed(2), own]);
     net.dispose();

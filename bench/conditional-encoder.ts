@@ -18,22 +18,12 @@ import { ConditionalEncoder } from '../src/networks/layers/conditional-encoder';
 import { blockValues, sequentialAllocator } from '../src/networks/layers/layer';
 import { referenceHyperNetwork, swish } from '../test/helpers/hypernetwork-reference';
 import { printTable } from './table';
+import { measure } from './measure';
 
 const INPUTS = 130;
 const HIDDEN = 128;
 const GOAL_COLUMNS = [128, 129];
 
-/** Mean milliseconds per call of `run` after a warm-up, over at least `seconds` and 10 calls. */
-function measure(run: () => void, seconds: number): number {
-  for (let i = 0; i < 3; i++) run();
-  let calls = 0;
-  const start = performance.now();
-  while (performance.now() - start < seconds * 1000 || calls < 10) {
-    run();
-    calls++;
-  }
-  return (performance.now() - start) / calls;
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'min-seconds': { type: 'string', default: '3' } } });
@@ -70,6 +60,8 @@ async function main(): Promise<void> {
           encoder.backward(tf.tensor2d(outputGradient, [batch, HIDDEN]), source, true);
         }),
       seconds,
+      10,
+      3,
     ),
   );
 
@@ -87,11 +79,13 @@ async function main(): Promise<void> {
         for (const gradient of Object.values(tf.variableGrads(loss).grads)) gradient.dataSync();
       }),
     seconds,
+    10,
+    3,
   );
 
   const agents = 9;
   const acting = rows(agents);
-  const act = measure(() => tf.tidy(() => void encoders[0].encoder.forward(tf.tensor2d(acting, [agents, INPUTS]), source, false).dataSync()), seconds);
+  const act = measure(() => tf.tidy(() => void encoders[0].encoder.forward(tf.tensor2d(acting, [agents, INPUTS]), source, false).dataSync()), seconds, 10, 3);
   printTable(
     'ConditionalEncoder at GridWorld\'s sizes (130 inputs, goal of 2, 1 x 128), wasm backend',
     ['pass', 'ms'],

@@ -34,6 +34,7 @@ import { observationSize } from '../src/env/behavior-spec';
 import { printTable } from './table';
 import { createRewardProvider } from '../src/trainers/reward-signals/registry';
 import type { RewardBatch } from '../src/trainers/reward-signals/reward-provider';
+import { measure } from './measure';
 
 const BATCH = 64;
 const MINIBATCHES_PER_UPDATE = Math.floor(12000 / BATCH) * 3;
@@ -104,14 +105,6 @@ function minibatches(model: ActorCritic, howMany: number, spec = SPEC, batch = B
   });
 }
 
-/** Mean milliseconds per call of `run`, after a warm-up, over at least minSeconds and minCalls. */
-function measure(run: (i: number) => void, minSeconds: number, minCalls = 20): number {
-  for (let i = 0; i < Math.min(20, minCalls); i++) run(i);
-  let calls = 0;
-  const start = performance.now();
-  while (performance.now() - start < minSeconds * 1000 || calls < minCalls) run(calls++);
-  return (performance.now() - start) / calls;
-}
 
 const camera = (channels: number, height: number, width: number) => ({
   shape: [channels, height, width],

@@ -10,9 +10,7 @@ import { SeededRandom } from '../../src/common/random';
 import { ActionSpec, BehaviorSpec, ObservationType } from '../../src/env/behavior-spec';
 import type { ActorCritic, SequenceMemories } from '../../src/networks/actor-critic';
 import { selectBackend } from '../../src/networks/backend';
-import { blockValues } from '../../src/networks/layers/layer';
-import { centralDifference } from '../helpers/finite-differences';
-import { headLoss, model, observations, vectorObservation, visualObservation } from './model-fixtures';
+import { expectBlockGradientsAsFiniteDifferences, model, observations, vectorObservation, visualObservation } from './model-fixtures';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -81,24 +79,8 @@ describe('acting', () => {
 
 /** Checks the 2 largest gradient entries of each block matching `pattern` against central differences. */
 function expectGradientAsFiniteDifferences(net: ActorCritic, behaviorSpec: BehaviorSpec, count: number, pattern: RegExp, sequences?: SequenceMemories): void {
-  const random = new SeededRandom(7);
-  const obs = observations(behaviorSpec, count, random);
-  const lossFunction = headLoss(random);
-  const loss = (): number => net.computeGradient(obs, count, lossFunction, sequences).loss;
-  const gradient = Float32Array.from(net.computeGradient(obs, count, lossFunction, sequences).gradient);
-  const blocks = net.blocks.filter((b) => pattern.test(b.name));
-  expect(blocks.length).toBeGreaterThan(3);
-  for (const block of blocks) {
-    const values = blockValues(gradient, block);
-    const largest = [...values.keys()].sort((a, b) => Math.abs(values[b]) - Math.abs(values[a])).slice(0, 2);
-    expect(Math.abs(values[largest[0]])).toBeGreaterThan(1e-5);
-    for (const k of largest) {
-      const expected = centralDifference(net.parameters, block.offset + k, 1e-3, loss, () => net.parametersChanged());
-      if (Math.abs(expected - values[k]) > 2e-3 + 0.03 * Math.abs(expected)) {
-        throw new Error(`${block.name}[${k}]: backward gives ${values[k]}, finite differences ${expected}`);
-      }
-    }
-  }
+  const obs = observations(behaviorSpec, count, new SeededRandom(7));
+  expectBlockGradientsAsFiniteDifferences(net, obs, count, net.blocks.filter((b) => pattern.test(b.name)), 1e-3, sequences);
 }
 
 describe('training a goal-conditioned actor-critic', () => {

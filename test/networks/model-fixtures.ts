@@ -1,9 +1,11 @@
 /** Behaviors, models and minibatches for the network and PPO tests. */
 import type { NetworkSettings } from '../../src/config/settings';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType, observationSize } from '../../src/env/behavior-spec';
-import { ActorCritic, HeadGradients, HeadOutputs } from '../../src/networks/actor-critic';
+import { ActorCritic, HeadGradients, HeadOutputs, SequenceMemories } from '../../src/networks/actor-critic';
+import { ParameterBlock, blockValues } from '../../src/networks/layers/layer';
 import { SeededRandom } from '../../src/common/random';
 import { PpoMinibatch } from '../../src/trainers/ppo/loss';
+import { centralDifference } from '../helpers/finite-differences';
 
 export function vectorObservation(size: number, observationType = ObservationType.DEFAULT): ObservationSpec {
   return { shape: [size], dimensionProperty: [DimensionProperty.NONE], observationType, name: `vector${size}` };
@@ -110,4 +112,33 @@ export function headLoss(random: SeededRandom): (outputs: HeadOutputs, gradients
     }
     return total;
   };
+}
+
+/**
+ * Checks the 2 largest gradient entries of each of `blocks` (of a loss reading every head through
+ * headLoss) against central differences of step `step`.
+ */
+export function expectBlockGradientsAsFiniteDifferences(
+  net: ActorCritic,
+  obs: Float32Array[],
+  count: number,
+  blocks: readonly ParameterBlock[],
+  step: number,
+  sequences?: SequenceMemories,
+): void {
+  const lossFunction = headLoss(new SeededRandom(7));
+  const loss = (): number => net.computeGradient(obs, count, lossFunction, sequences).loss;
+  const gradient = Float32Array.from(net.computeGradient(obs, count, lossFunction, sequences).gradient);
+  expect(blocks.length).toBeGreaterThan(3);
+  for (const block of blocks) {
+    const values = blockValues(gradient, block);
+    const largest = [...values.keys()].sort((a, b) => Math.abs(values[b]) - Math.abs(values[a])).slice(0, 2);
+    expect(Math.abs(values[largest[0]])).toBeGreaterThan(1e-5);
+    for (const k of largest) {
+      const expected = centralDifference(net.parameters, block.offset + k, step, loss, () => net.parametersChanged());
+      if (Math.abs(expected - values[k]) > 2e-3 + 0.03 * Math.abs(expected)) {
+        throw new Error(`${block.name}[${k}]: backward gives ${values[k]}, finite differences ${expected}`);
+      }
+    }
+  }
 }

@@ -1,0 +1,8 @@
+/** Mean milliseconds per call of `run`, after `warmUps` calls, over at least minSeconds and minCalls calls. */
+export function measure(run: (call: number) => void, minSeconds: number, minCalls = 20, warmUps = Math.min(20, minCalls)): number {
+  for (let i = 0; i < warmUps; i++) run(i);
+  let calls = 0;
+  const start = performance.now();
+  while (performance.now() - start < minSeconds * 1000 || calls < minCalls) run(calls++);
+  return (performance.now() - start) / calls;
+}
