@@ -15,11 +15,11 @@
  * record holds the cleared action, zeros). Upstream's make_demo_buffer takes record t's own action,
  * so each observation is cloned with the action taken one decision earlier. Here row t takes the
  * action decided at record t, which record t + 1 holds (a terminal record, from which no decision
- * is made, keeps its own, as does the last of a recording closed before its next record). Measured on the built-in Basic (config/imitation/Basic.yaml with only
- * behavioral cloning, demonstrations from its heuristic): upstream's pairing teaches "stay" at the
- * start, which every episode's first record holds, and the mean reward falls from 0.91 at step
- * 8000 to -1.9 at 30000 (episodes that never end); with this pairing it holds the heuristic's 0.93
- * from step 8000 on.
+ * is made, keeps its own, as does the last of a recording closed before its next record).
+ * Measured on the built-in Basic (config/imitation/Basic.yaml with only behavioral cloning,
+ * demonstrations from its heuristic): upstream's pairing teaches "stay" at the start, which every
+ * episode's first record holds, and the mean reward falls from 0.91 at step 8000 to -1.9 at 30000
+ * (episodes that never end); with this pairing it holds the heuristic's 0.93 from step 8000 on.
  */
 import * as path from 'path';
 import { configError, namedTrainerSettings, optionsSource } from '../config/reader';
@@ -136,9 +136,10 @@ function demoBuffer(records: readonly AgentInfoActionPairProto[], spec: Behavior
   return buffer;
 }
 
+/** Whether a record holds no action in any of its fields. */
 function holdsNoAction(record: AgentInfoActionPairProto): boolean {
-  const { continuous, discrete } = recordedActions(record.action_info ?? {}, true);
-  return continuous.length === 0 && discrete.length === 0;
+  const action = record.action_info ?? {};
+  return [action.continuous_actions, action.discrete_actions, action.vector_actions_deprecated].every((values) => (values?.length ?? 0) === 0);
 }
 
 /** A record's actions; records from before hybrid actions hold them in vector_actions_deprecated only. */
