@@ -385,9 +385,10 @@ export function caseRunId(c: UpstreamCase): string {
 /**
  * Trains a case over real gRPC against SimpleGoal, its results under `cwd` (results/<caseRunId>);
  * returns the mean of its last 5 episode rewards. A POCA case is judged on its last 5 group
- * episodes' group rewards: upstream's MultiAgentEnvironment records each agent's end reward, which
- * its trainer only sees as the last agent's group reward (an agent that ends first is paid at most
- * a time penalty), so that an episode scores as upstream's only when the whole group succeeds.
+ * episodes' group rewards (pocaGroupRewards): upstream's MultiAgentEnvironment records each
+ * agent's end reward, which its trainer only sees as the last agent's group reward (an agent that
+ * ends first is paid at most a time penalty), so an episode scores as upstream's only when the
+ * whole group succeeds.
  */
 export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd = tempDir(`upstream-${caseRunId(c)}`)): Promise<number> {
   const runId = caseRunId(c);
@@ -396,7 +397,17 @@ export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd =
   const args = await simpleGoalArgs(runId, `--seed=${seed}`, '--env-args', ...c.envArgs);
   const controller = await learn(args, { cwd, logger: memoryLogger() });
   const trainer = controller.behaviorTrainers.get('1D')!;
-  return meanOfLastFive(trainer instanceof PocaTrainer ? trainer.groupEpisodeRewards : trainer.episodeRewards);
+  return meanOfLastFive(trainer instanceof PocaTrainer ? pocaGroupRewards(trainer) : trainer.episodeRewards);
+}
+
+/**
+ * The group reward of each group episode of SimpleGoal --group: the one the last agent to end
+ * brings (never 0 there). A groupmate that ends at the same step also ends with all its
+ * groupmates done, so POCA's trainer reports its group reward too, 0, as upstream's does: that
+ * is no group episode of its own.
+ */
+export function pocaGroupRewards(trainer: PocaTrainer): number[] {
+  return trainer.groupEpisodeRewards.filter((reward) => reward !== 0);
 }
 
 /** SimpleGoal's solved policy (its heuristic) recorded to `file` by the built-in environment itself. */

@@ -146,7 +146,7 @@ export function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequ
 }
 
 /** The obs:i keys of a buffer, in observation order. */
-export function observationKeys(buffer: AgentBuffer): string[] {
+function observationKeys(buffer: AgentBuffer): string[] {
   const keys: string[] = [];
   for (let i = 0; buffer.has(observationKey(i)); i++) keys.push(observationKey(i));
   return keys;
