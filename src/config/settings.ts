@@ -15,7 +15,7 @@ export type TrainerType = (typeof TRAINER_TYPES)[number];
  * Trainer types this project can train today. Configurations of the others load and validate,
  * so every ML-Agents configuration can be checked; the trainer refuses them at start.
  */
-export const BUILT_TRAINER_TYPES: readonly TrainerType[] = ['ppo', 'sac'];
+export const BUILT_TRAINER_TYPES: readonly TrainerType[] = ['ppo', 'sac', 'poca'];
 
 export const SCHEDULE_TYPES = ['constant', 'linear'] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];

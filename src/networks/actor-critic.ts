@@ -62,6 +62,11 @@ export interface ActorCriticOptions {
    * squashing. Default false.
    */
   readonly tanhSquash?: boolean;
+  /**
+   * POCA's actor: the policy alone, without value heads nor a critic (POCA's critic is a network
+   * of its own, poca-critic.ts); rewardSignals and sharedCritic are then unused. Default false.
+   */
+  readonly actorOnly?: boolean;
 }
 
 export { UnsupportedModelError };
@@ -94,6 +99,8 @@ export interface ModelDescription {
   readonly variableLengthObservations?: ReadonlyArray<EntityObservation & { readonly encoder: 'attention' }>;
   /** Present when a hypernetwork conditions the bodies on goal signals: those observations. */
   readonly goalConditioning?: { readonly type: 'hyper'; readonly goalObservations: readonly number[] };
+  /** Present for POCA's actor: the policy alone. */
+  readonly actorOnly?: true;
 }
 
 /** A batch of decisions (see SampledActions), with value estimates when asked for. */
@@ -202,7 +209,7 @@ export class ActorCritic {
     checkSupported(spec, options);
     const hidden = options.network.hidden_units;
     this.actionSpec = spec.actionSpec;
-    this.rewardSignals = [...options.rewardSignals];
+    this.rewardSignals = options.actorOnly ? [] : [...options.rewardSignals];
     this.hiddenUnits = hidden;
     this.deterministic = options.network.deterministic;
     this.behaviorSpec = spec;
@@ -230,7 +237,9 @@ export class ActorCritic {
     // The action model's heads, and the value heads drawn XavierGlorotUniform with gain 1.
     const actorParts = this.actionModel.heads;
     const valueParts = this.rewardSignals.map((name): DenseOutputPart => ({ name: `value_heads.${name}`, size: 1, init: { kind: 'xavierUniform', gain: 1 } }));
-    if (options.sharedCritic) {
+    if (options.actorOnly) {
+      this.networks = [addNetwork('actor', actorParts)];
+    } else if (options.sharedCritic) {
       this.networks = [addNetwork('actor', [...actorParts, ...valueParts])];
     } else {
       this.networks = [addNetwork('actor', actorParts), addNetwork('critic', valueParts)];
@@ -461,6 +470,7 @@ export class ActorCritic {
         ? {}
         : { variableLengthObservations: this.layout.entityObservations.map((e) => ({ ...e, encoder: 'attention' as const })) }),
       ...(this.actorBody.goalConditioned ? { goalConditioning: { type: 'hyper' as const, goalObservations: [...this.layout.goalObservations] } } : {}),
+      ...(this.options.actorOnly ? { actorOnly: true as const } : {}),
     };
   }
 
@@ -616,7 +626,7 @@ function checkSupported(spec: BehaviorSpec, options: ActorCriticOptions): void {
       `network_settings needs hidden_units >= 1 and num_layers >= 1 (got ${network.hidden_units} and ${network.num_layers}).`,
     );
   }
-  if (options.rewardSignals.length === 0) {
+  if (options.rewardSignals.length === 0 && !options.actorOnly) {
     throw new UnsupportedModelError('The model needs at least one reward signal for its value heads.');
   }
   if (spec.observationSpecs.length === 0) {

@@ -45,8 +45,6 @@ export interface AgentProcessorOptions {
   stats: StatsSink;
   /** time_horizon: a trajectory is cut when it holds this many steps. Default: only at episode ends. */
   maxTrajectoryLength?: number;
-  /** Report Environment/Group Cumulative Reward, as upstream's multi-agent (POCA) trainer does. */
-  reportGroupReward?: boolean;
   /** Where the warning about forgotten agents goes. */
   logger?: Logger;
 }
@@ -61,7 +59,6 @@ export class AgentProcessor {
   private readonly behaviorId: string;
   protected readonly stats: StatsSink;
   private readonly maxTrajectoryLength: number;
-  private readonly reportGroupReward: boolean;
   private readonly logger: Logger;
   /** Steps taken in by each worker so far. */
   private readonly workerSteps = new Map<number, number>();
@@ -74,7 +71,6 @@ export class AgentProcessor {
     this.behaviorId = options.behaviorId;
     this.stats = options.stats;
     this.maxTrajectoryLength = options.maxTrajectoryLength ?? Infinity;
-    this.reportGroupReward = options.reportGroupReward ?? false;
     this.logger = options.logger ?? consoleLogger();
   }
 
@@ -204,7 +200,6 @@ export class AgentProcessor {
     // A decision belongs to the step it was taken on: never pair it with a later one.
     record.lastAction = undefined;
     record.episodeReward += steps.reward[row];
-    record.episodeGroupReward += steps.groupReward[row];
     if (!terminated) record.episodeSteps++;
 
     if (terminated || record.experiences.length >= this.maxTrajectoryLength) {
@@ -223,13 +218,6 @@ export class AgentProcessor {
       // As upstream, the episode length counts the steps that asked for a decision after the first.
       this.stats.addStat('Environment/Episode Length', record.episodeSteps);
       this.stats.addStat('Environment/Cumulative Reward', record.episodeReward, StatsAggregationMethod.HISTOGRAM);
-      if (this.reportGroupReward) {
-        this.stats.addStat(
-          'Environment/Group Cumulative Reward',
-          record.episodeGroupReward,
-          StatsAggregationMethod.HISTOGRAM,
-        );
-      }
       this.agents.delete(agentId);
     }
   }
@@ -336,7 +324,6 @@ class AgentRecord {
   memories: Float32Array | null = null;
   episodeSteps = 0;
   episodeReward = 0;
-  episodeGroupReward = 0;
   /** The step of its worker at which the agent last asked for a decision. */
   lastSeenStep = 0;
 

@@ -7,7 +7,12 @@
  * e.g. "obs:0", "next_obs:0", "advantage:extrinsic").
  */
 
-/** The plain fields (upstream's BufferKey). Group fields that hold a varying number of groupmates are not here. */
+/**
+ * The plain fields (upstream's BufferKey). The group fields hold one slot per groupmate: a
+ * trajectory has as many slots as its most groupmates at a step, an update buffer as many as its
+ * trajectories' most (padGroupSlots), absent groupmates' slots padded (group_obs with NaN, as
+ * upstream's padded_to_batch; actions and rewards with 0).
+ */
 export const BufferKey = {
   ACTION_MASK: 'action_mask',
   CONTINUOUS_ACTION: 'continuous_action',
@@ -25,12 +30,18 @@ export const BufferKey = {
   ADVANTAGES: 'advantages',
   DISCOUNTED_RETURNS: 'discounted_returns',
   GROUP_REWARD: 'group_reward',
+  GROUPMATE_REWARDS: 'groupmate_reward',
+  GROUP_CONTINUOUS_ACTION: 'group_continuous_action',
+  // Upstream's value, its spelling kept.
+  GROUP_DISCRETE_ACTION: 'group_discrete_aaction',
+  BASELINE_MEMORY: 'poca_baseline_memory',
 } as const;
 
 /** Prefixes of the numbered observation fields (upstream's ObservationKeyPrefix). */
 export const ObservationKeyPrefix = {
   OBSERVATION: 'obs',
   NEXT_OBSERVATION: 'next_obs',
+  GROUP_OBSERVATION: 'group_obs',
 } as const;
 
 /** Prefixes of the fields kept per reward signal (upstream's RewardSignalKeyPrefix). */
@@ -50,6 +61,11 @@ export function observationKey(index: number): string {
 /** Observation `index` after the action (upstream's ObsUtil.get_name_at_next). */
 export function nextObservationKey(index: number): string {
   return `${ObservationKeyPrefix.NEXT_OBSERVATION}:${index}`;
+}
+
+/** Observation `index` of each groupmate, slot after slot (upstream's GroupObsUtil.get_name_at). */
+export function groupObservationKey(index: number): string {
+  return `${ObservationKeyPrefix.GROUP_OBSERVATION}:${index}`;
 }
 
 /** The per-reward-signal keys (upstream's RewardSignalUtil). */
@@ -368,5 +384,37 @@ export class AgentBuffer {
       const column = this.get(key);
       target.get(key).extend(column.getBatch(options.batchSize, options.trainingLength ?? 1), column.width);
     }
+  }
+}
+
+/** The group columns, each with what pads an absent groupmate's slot. */
+function groupColumns(buffer: AgentBuffer): Array<[BufferColumn, number]> {
+  const found: Array<[BufferColumn, number]> = [];
+  for (let i = 0; buffer.has(groupObservationKey(i)); i++) found.push([buffer.get(groupObservationKey(i)), NaN]);
+  for (const key of [BufferKey.GROUP_CONTINUOUS_ACTION, BufferKey.GROUP_DISCRETE_ACTION, BufferKey.GROUPMATE_REWARDS]) {
+    if (buffer.has(key)) found.push([buffer.get(key), 0]);
+  }
+  return found;
+}
+
+/** Groupmate slots of a buffer's group columns (the width of groupmate_reward: one value a slot); 0 without them. */
+export function groupSlots(buffer: AgentBuffer): number {
+  return buffer.has(BufferKey.GROUPMATE_REWARDS) ? buffer.get(BufferKey.GROUPMATE_REWARDS).width : 0;
+}
+
+/**
+ * Widens every group column to `slots` groupmate slots, the new slots padded as absent
+ * groupmates' are, so that buffers of different group sizes append to one another.
+ */
+export function padGroupSlots(buffer: AgentBuffer, slots: number): void {
+  const current = groupSlots(buffer);
+  if (current >= slots) return;
+  for (const [column, padding] of groupColumns(buffer)) {
+    const slotWidth = column.width / current;
+    const rows = column.length;
+    const wider = new Float32Array(rows * slots * slotWidth).fill(padding);
+    const old = column.rows;
+    for (let r = 0; r < rows; r++) wider.set(old.subarray(r * current * slotWidth, (r + 1) * current * slotWidth), r * slots * slotWidth);
+    column.set(wider, slots * slotWidth);
   }
 }

@@ -2,6 +2,7 @@
  * Builds the trainer a behavior's trainer_type names (upstream's TrainerFactory). Trainer types
  * that are not built are refused before any environment connects (checkTrainerTypesBuilt).
  */
+import { PocaTrainer } from './poca/trainer';
 import { PpoTrainer } from './ppo/trainer';
 import type { RlTrainerOptions } from './rl-trainer-base';
 import { SacTrainer } from './sac/trainer';
@@ -17,7 +18,7 @@ export function createTrainer(options: TrainerFactoryOptions): Trainer {
       return new PpoTrainer({ ...options, settings });
     case 'sac':
       return new SacTrainer({ ...options, settings });
-    default:
-      throw new Error(`Behavior ${options.behaviorName}: trainer_type ${settings.trainer_type} is not built yet.`);
+    case 'poca':
+      return new PocaTrainer({ ...options, settings });
   }
 }

@@ -3,7 +3,7 @@
  * Trajectory, trajectory.py). The steps are columns: row t of every column is step t, the
  * observation the agent acted on, the action it took and the reward that followed.
  */
-import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from './buffer';
+import { AgentBuffer, BufferKey, groupObservationKey, nextObservationKey, observationKey } from './buffer';
 
 /** What one groupmate saw, did and got at a step (upstream's GroupmateStatus). */
 export interface GroupmateStatus {
@@ -88,9 +88,10 @@ export class Trajectory {
    * ones), previous actions, rewards, masks (all 1), done (1 only at the end of an episode) and,
    * with memory, the memories each decision started from.
    * Columns whose rows would be empty (the discrete ones of a continuous behavior, and so on) are
-   * left out. Group columns that hold a varying number of groupmates are not written.
+   * left out. With `groups` (POCA's critic reads them), the groupmates at each step fill the
+   * group columns (writeGroupColumns).
    */
-  toAgentBuffer(): AgentBuffer {
+  toAgentBuffer(groups = false): AgentBuffer {
     const steps = this.steps;
     const n = steps.length;
     const buffer = new AgentBuffer();
@@ -129,7 +130,40 @@ export class Trajectory {
     setIfNotEmpty(buffer, BufferKey.PREV_ACTION, steps.prevActions, branches);
     if (steps.memories !== undefined) buffer.get(BufferKey.MEMORY).set(steps.memories, steps.memories.length / n);
     buffer.get(BufferKey.ENVIRONMENT_REWARDS).set(steps.rewards, 1);
+    if (groups) this.writeGroupColumns(buffer);
     return buffer;
+  }
+
+  /**
+   * Each step's groupmates, slot after slot in the order the processor lists them (upstream's
+   * group_obs:i, group_continuous_action, group_discrete_aaction and groupmate_reward): as many
+   * slots as the most groupmates at a step, and at least one, so that a lone agent's rows have a
+   * width; an absent groupmate's observations are NaN (which is how the critic tells it is absent,
+   * as upstream's), its actions and reward 0.
+   */
+  private writeGroupColumns(buffer: AgentBuffer): void {
+    const { length: n, groupStatuses, obs } = this.steps;
+    const slots = Math.max(1, ...groupStatuses.map((mates) => mates.length));
+    const continuousSize = this.steps.continuousActions.length / n;
+    const branches = this.steps.discreteActions.length / n;
+    const obsSizes = obs.map((column) => column.length / n);
+    const groupObs = obsSizes.map((size) => new Float32Array(n * slots * size).fill(NaN));
+    const continuous = new Float32Array(n * slots * continuousSize);
+    const discrete = new Float32Array(n * slots * branches);
+    const rewards = new Float32Array(n * slots);
+    groupStatuses.forEach((mates, t) => {
+      mates.forEach((mate, m) => {
+        const slot = t * slots + m;
+        obsSizes.forEach((size, i) => groupObs[i].set(mate.obs[i], slot * size));
+        continuous.set(mate.continuousAction, slot * continuousSize);
+        discrete.set(mate.discreteAction, slot * branches);
+        rewards[slot] = mate.reward;
+      });
+    });
+    groupObs.forEach((values, i) => buffer.get(groupObservationKey(i)).set(values, slots * obsSizes[i]));
+    setIfNotEmpty(buffer, BufferKey.GROUP_CONTINUOUS_ACTION, continuous, slots * continuousSize);
+    setIfNotEmpty(buffer, BufferKey.GROUP_DISCRETE_ACTION, discrete, slots * branches);
+    buffer.get(BufferKey.GROUPMATE_REWARDS).set(rewards, slots);
   }
 }
 

@@ -171,13 +171,6 @@ describe('mlagents-learn refuses what it cannot do, before any environment start
     expect((error as Error).message).toMatch(/not built yet/);
   });
 
-  it('refuses a trainer type not built, naming the behavior', async () => {
-    const cwd = tempDir('learn-poca');
-    fs.writeFileSync(path.join(cwd, 'config.yaml'), 'behaviors:\n  1D:\n    trainer_type: poca\n');
-    await expect(learn(await simpleGoalArgs('poca'), { cwd, logger: memoryLogger() })).rejects.toThrow(
-      /behaviors\.1D\.trainer_type: trainer_type poca is not available/,
-    );
-  });
 });
 
 describe('mlagents-learn --bind-address', () => {

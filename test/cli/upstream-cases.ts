@@ -13,13 +13,14 @@ import { execFileSync } from 'child_process';
 import { builtinExecutable } from '../../src/sims/builtin';
 import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
+import { PocaTrainer } from '../../src/trainers/poca/trainer';
 import { tempDir } from '../helpers/paths';
 import { meanOfLastFive, simpleGoalArgs } from './learn-helpers';
 
 export interface UpstreamCase {
   /** pytest's id, e.g. test_visual_ppo[True-1-action_sizes0] written out readably. */
   readonly name: string;
-  readonly trainer: 'ppo' | 'sac';
+  readonly trainer: 'ppo' | 'sac' | 'poca';
   readonly maxSteps: number;
   readonly hyperparameters?: Readonly<Record<string, unknown>>;
   readonly network?: Readonly<Record<string, unknown>>;
@@ -43,7 +44,7 @@ export interface UpstreamCase {
 /** Where a case's recorded demonstration goes, relative to its run's folder. */
 const DEMO_PATH = 'demos/1D.demo';
 
-/** upstream's ppo_dummy_config() and sac_dummy_config() (dummy_config.py). */
+/** upstream's ppo_dummy_config(), sac_dummy_config() and poca_dummy_config() (dummy_config.py). */
 const DUMMY_CONFIGS = {
   ppo: {
     trainer_type: 'ppo',
@@ -65,6 +66,13 @@ const DUMMY_CONFIGS = {
     },
     network_settings: { num_layers: 1, hidden_units: 16 },
     summary_freq: 100,
+    threaded: false,
+  },
+  poca: {
+    trainer_type: 'poca',
+    hyperparameters: { learning_rate: 5.0e-3, learning_rate_schedule: 'constant', batch_size: 16, buffer_size: 64 },
+    network_settings: { num_layers: 1, hidden_units: 32 },
+    summary_freq: 500,
     threaded: false,
   },
 } as const;
@@ -177,6 +185,10 @@ function cases(): UpstreamCase[] {
         }
       }
     }
+  }
+  // test_simple_rl.py, POCA: upstream's MultiAgentEnvironment of 2 agents is SimpleGoal --group.
+  for (const a of oneD) {
+    list.push({ name: `test_simple_poca[${pyActions(a)}]`, trainer: 'poca', maxSteps: 3000, envArgs: [...actions(a), '--group'], threshold: 0.9 });
   }
   // test_simple_rl.py, SAC
   for (const a of oneD) list.push({ name: `test_simple_sac[${pyActions(a)}]`, trainer: 'sac', maxSteps: 1000, envArgs: actions(a), threshold: 0.9 });
@@ -372,7 +384,11 @@ export function caseRunId(c: UpstreamCase): string {
 
 /**
  * Trains a case over real gRPC against SimpleGoal, its results under `cwd` (results/<caseRunId>);
- * returns the mean of its last 5 episode rewards.
+ * returns the mean of its last 5 episode rewards. A POCA case is judged on its last 5 group
+ * episodes' group rewards (pocaGroupRewards): upstream's MultiAgentEnvironment records each
+ * agent's end reward, which its trainer only sees as the last agent's group reward (an agent that
+ * ends first is paid at most a time penalty), so an episode scores as upstream's only when the
+ * whole group succeeds.
  */
 export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd = tempDir(`upstream-${caseRunId(c)}`)): Promise<number> {
   const runId = caseRunId(c);
@@ -380,7 +396,18 @@ export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd =
   if (c.demonstration !== undefined) recordDemonstration(path.join(cwd, DEMO_PATH), c.demonstration, seed);
   const args = await simpleGoalArgs(runId, `--seed=${seed}`, '--env-args', ...c.envArgs);
   const controller = await learn(args, { cwd, logger: memoryLogger() });
-  return meanOfLastFive(controller.behaviorTrainers.get('1D')!.episodeRewards);
+  const trainer = controller.behaviorTrainers.get('1D')!;
+  return meanOfLastFive(trainer instanceof PocaTrainer ? pocaGroupRewards(trainer) : trainer.episodeRewards);
+}
+
+/**
+ * The group reward of each group episode of SimpleGoal --group: the one the last agent to end
+ * brings (never 0 there). A groupmate that ends at the same step also ends with all its
+ * groupmates done, so POCA's trainer reports its group reward too, 0, as upstream's does: that
+ * is no group episode of its own.
+ */
+export function pocaGroupRewards(trainer: PocaTrainer): number[] {
+  return trainer.groupEpisodeRewards.filter((reward) => reward !== 0);
 }
 
 /** SimpleGoal's solved policy (its heuristic) recorded to `file` by the built-in environment itself. */

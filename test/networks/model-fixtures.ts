@@ -127,8 +127,21 @@ export function expectBlockGradientsAsFiniteDifferences(
   sequences?: SequenceMemories,
 ): void {
   const lossFunction = headLoss(new SeededRandom(7));
-  const loss = (): number => net.computeGradient(obs, count, lossFunction, sequences).loss;
-  const gradient = Float32Array.from(net.computeGradient(obs, count, lossFunction, sequences).gradient);
+  expectGradientsAsFiniteDifferences(net, () => net.computeGradient(obs, count, lossFunction, sequences), blocks, step);
+}
+
+/**
+ * Checks the 2 largest entries of each of `blocks` in the gradient `pass` gives against central
+ * differences of step `step` of the loss it gives, for any network with a flat parameter vector.
+ */
+export function expectGradientsAsFiniteDifferences(
+  net: { readonly parameters: Float32Array; parametersChanged(): void },
+  pass: () => { readonly loss: number; readonly gradient: Float32Array },
+  blocks: readonly ParameterBlock[],
+  step: number,
+): void {
+  const loss = (): number => pass().loss;
+  const gradient = Float32Array.from(pass().gradient);
   expect(blocks.length).toBeGreaterThan(3);
   for (const block of blocks) {
     const values = blockValues(gradient, block);

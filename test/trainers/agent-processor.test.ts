@@ -10,7 +10,7 @@ import { ActionInfo, EMPTY_ACTION_INFO } from '../../src/trainers/action-info';
 import { AgentManagerQueue } from '../../src/trainers/agent-manager-queue';
 import { AgentManager, AgentProcessor, AgentProcessorOptions, FORGET_AFTER_STEPS } from '../../src/trainers/agent-processor';
 import { memoryLogger } from '../../src/common/logger';
-import { BufferKey, nextObservationKey, observationKey } from '../../src/trainers/buffer';
+import { BufferKey, groupObservationKey, groupSlots, nextObservationKey, observationKey, padGroupSlots } from '../../src/trainers/buffer';
 import { StatsSink } from '../../src/trainers/stats-sink';
 import { Trajectory } from '../../src/trainers/trajectory';
 
@@ -334,10 +334,11 @@ describe('AgentProcessor: several workers', () => {
 });
 
 describe('AgentProcessor: groups', () => {
+  const g = (id: number, t: number, extra: Partial<AgentAt> = {}): AgentAt => ({ id, t, group: 1, ...extra });
+
   it("records each groupmate's status, and ended groupmates until the end of their last step", () => {
-    const { processor, queue, stats } = setup({ reportGroupReward: true });
+    const { processor, queue, stats } = setup();
     const worker = new Worker(processor, 0);
-    const g = (id: number, t: number, extra: Partial<AgentAt> = {}): AgentAt => ({ id, t, group: 1, ...extra });
     worker.step([g(0, 0), g(1, 0), g(2, 0)]);
     worker.step([g(0, 1), g(1, 1), g(2, 1)]);
     worker.step([g(0, 2), g(1, 2)], [g(2, 2, { reward: 7, groupReward: 3 })]);
@@ -364,7 +365,58 @@ describe('AgentProcessor: groups', () => {
     expect(agent0.nextGroupObs.map((obs) => Array.from(obs[0]))).toEqual([[0, 1, 4]]);
     expect(agent1.steps.groupStatuses[3].map((mate) => Array.from(mate.obs[0]))).toEqual([[0, 0, 3]]);
 
-    expect(stats.added.get('Environment/Group Cumulative Reward')).toEqual([3, 3, 0]);
+    // The group reward is POCA's trainer's to report (upstream's), once per group episode.
+    expect(stats.added.has('Environment/Group Cumulative Reward')).toBe(false);
+  });
+
+  it('lays the groupmates out in slots for the critic: absent ones NaN observations, 0 actions and rewards', () => {
+    const { processor, queue } = setup();
+    const worker = new Worker(processor, 0);
+    worker.step([g(0, 0), g(1, 0), g(2, 0)]);
+    worker.step([g(0, 1), g(1, 1)], [g(2, 1, { reward: 7 })]);
+    worker.step([], [g(0, 2), g(1, 2, { reward: 5 })]);
+    const agent0 = queue.drain().find((trajectory) => trajectory.agentId === 'agent_0-0')!;
+    const buffer = agent0.toAgentBuffer(true);
+    expect(groupSlots(buffer)).toBe(2);
+    // Step 0: agents 2 and 1 (as upstream, the statuses of ended agents are taken first); step 1:
+    // agent 1 only, agent 2 having left.
+    expect(Array.from(buffer.get(groupObservationKey(0)).rows)).toEqual([0, 2, 0, 0, 1, 0, 0, 1, 1, NaN, NaN, NaN]);
+    expect(Array.from(buffer.get(BufferKey.GROUP_CONTINUOUS_ACTION).rows)).toEqual([2, 1, 11, 0]);
+    expect(Array.from(buffer.get(BufferKey.GROUP_DISCRETE_ACTION).rows)).toEqual([2, 0, 1, 0, 2, 1, 0, 0]);
+    expect(Array.from(buffer.get(BufferKey.GROUPMATE_REWARDS).rows)).toEqual([7, 0, 5, 0]);
+    // PPO and SAC take no group columns.
+    expect(agent0.toAgentBuffer().has(groupObservationKey(0))).toBe(false);
+  });
+
+  it('counts an agent that joins the group as a groupmate from its first action on', () => {
+    const { processor, queue } = setup();
+    const worker = new Worker(processor, 0);
+    worker.step([g(0, 0)]);
+    worker.step([g(0, 1), g(1, 1)]);
+    worker.step([g(0, 2), g(1, 2)]);
+    worker.step([], [g(0, 3), g(1, 3)]);
+    const [agent0] = queue.drain();
+    expect(agent0.steps.groupStatuses.map((mates) => mates.map((mate) => Array.from(mate.obs[0])))).toEqual([
+      [],
+      [[0, 1, 1]],
+      [[0, 1, 2]],
+    ]);
+    const buffer = agent0.toAgentBuffer(true);
+    expect(groupSlots(buffer)).toBe(1);
+    expect(Array.from(buffer.get(groupObservationKey(0)).rows)).toEqual([NaN, NaN, NaN, 0, 1, 1, 0, 1, 2]);
+  });
+
+  it('widens buffers of fewer groupmates to more slots, padding them as absent groupmates', () => {
+    const { processor, queue } = setup();
+    const worker = new Worker(processor, 0);
+    worker.step([g(0, 0), g(1, 0)]);
+    worker.step([], [g(0, 1), g(1, 1, { reward: 3 })]);
+    const buffer = queue.drain()[0].toAgentBuffer(true);
+    padGroupSlots(buffer, 3);
+    expect(groupSlots(buffer)).toBe(3);
+    expect(Array.from(buffer.get(groupObservationKey(0)).rows)).toEqual([0, 1, 0, NaN, NaN, NaN, NaN, NaN, NaN]);
+    expect(Array.from(buffer.get(BufferKey.GROUPMATE_REWARDS).rows)).toEqual([3, 0, 0]);
+    expect(Array.from(buffer.get(BufferKey.GROUP_CONTINUOUS_ACTION).rows)).toEqual([1, 0, 0]);
   });
 
   it('gives agents in no group no groupmates', () => {

@@ -31,7 +31,11 @@ export class EntityEmbedding {
     /** Width of x_self (upstream's self_size; 0 when the body has no other observation). */
     readonly selfSize: number,
     readonly entitySize: number,
-    /** The observation's first dimension: entities per agent, padding included. */
+    /**
+     * The observation's first dimension: entities per agent, padding included (what the export
+     * repeats x_self over; a pass takes its entity count from its input, as POCA's critic, whose
+     * entities are the group's members, needs).
+     */
     readonly maxEntities: number,
     readonly embeddingSize: number,
   ) {
@@ -49,9 +53,9 @@ export class EntityEmbedding {
    * each beside `self` [count, self size] (null without x_self).
    */
   forward(self: tf.Tensor2D | null, entities: tf.Tensor3D, source: ParameterSource, keep: boolean): tf.Tensor3D {
-    const count = entities.shape[0];
+    const [count, n] = entities.shape;
     const rows = this.rowsOf(self, entities);
-    return tf.reshape(this.dense.forward(rows, source, keep), [count, this.maxEntities, this.embeddingSize]);
+    return tf.reshape(this.dense.forward(rows, source, keep), [count, n, this.embeddingSize]);
   }
 
   /**
@@ -59,13 +63,13 @@ export class EntityEmbedding {
    * returns d loss / d self [count, self size] when asked for and there is a self.
    */
   backward(outputGradient: tf.Tensor3D, source: ParameterSource, needSelf: boolean): tf.Tensor2D | null {
-    const count = outputGradient.shape[0];
+    const [count, n] = outputGradient.shape;
     const wanted = needSelf && this.selfSize > 0;
-    const rows = tf.reshape(outputGradient, [count * this.maxEntities, this.embeddingSize]);
+    const rows = tf.reshape(outputGradient, [count * n, this.embeddingSize]);
     const inputGradient = this.dense.backward(rows, source, wanted);
     if (!wanted) return null;
     const selfGradient = tf.slice(inputGradient as tf.Tensor2D, [0, 0], [-1, this.selfSize]);
-    return tf.sum(tf.reshape(selfGradient, [count, this.maxEntities, this.selfSize]), 1) as tf.Tensor2D;
+    return tf.sum(tf.reshape(selfGradient, [count, n, this.selfSize]), 1) as tf.Tensor2D;
   }
 
   /**
@@ -89,8 +93,7 @@ export class EntityEmbedding {
 
   /** [count x entities, self size + entity size]: x_self, then the entity, per row. */
   private rowsOf(self: tf.Tensor2D | null, entities: tf.Tensor3D): tf.Tensor2D {
-    const count = entities.shape[0];
-    const n = this.maxEntities;
+    const [count, n] = entities.shape;
     let input: tf.Tensor3D = entities;
     if (self !== null) {
       const repeated = tf.tile(tf.reshape(self, [count, 1, this.selfSize]), [1, n, 1]) as tf.Tensor3D;

@@ -1,6 +1,7 @@
 /**
  * Upstream's LinearEncoder (torch_entities/layers.py): `numLayers` dense layers of `hiddenUnits`,
- * each drawn KaimingHeNormal with gain 1 and followed by Swish. The MLP of every network body.
+ * each drawn KaimingHeNormal (gain 1 but in POCA's critic) and followed by Swish. The MLP of
+ * every network body.
  *
  * A Sequential of Swish dense layers (its batch-first passes and export are Sequential's) that
  * also chains its layers' other ways of running (columns, JavaScript; see dense.ts).
@@ -32,10 +33,10 @@ export class LinearEncoder extends Sequential implements BodyEncoder {
   declare readonly layers: readonly Dense[];
 
   /** Blocks `<name>.<l>.weight` and `<name>.<l>.bias`, layer after layer. */
-  constructor(allocate: ParameterAllocator, name: string, readonly inputs: number, hiddenUnits: number, numLayers: number) {
+  constructor(allocate: ParameterAllocator, name: string, readonly inputs: number, hiddenUnits: number, numLayers: number, gain = 1) {
     super(
       Array.from({ length: numLayers }, (_, l) =>
-        linearLayer(allocate, `${name}.${l}`, l === 0 ? inputs : hiddenUnits, hiddenUnits, { kind: 'kaimingNormal', gain: 1 }, 'swish'),
+        linearLayer(allocate, `${name}.${l}`, l === 0 ? inputs : hiddenUnits, hiddenUnits, { kind: 'kaimingNormal', gain }, 'swish'),
       ),
       [inputs],
     );

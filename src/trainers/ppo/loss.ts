@@ -149,25 +149,45 @@ export function ppoLoss(
     firstRow += size;
   });
 
-  // Values: one clipped squared error per reward signal, averaged over the signals.
-  let valueLoss = 0;
-  rewardSignals.forEach((name, s) => {
-    const values = outputs.values[s];
-    const returns = batch.returns[name];
-    const oldValues = batch.oldValues[name];
-    let errorSum = 0;
-    for (let i = 0; i < n; i++) {
-      if (masks[i] === 0) continue;
-      const [error, byValue] = clippedValueError(values[i], oldValues[i], returns[i], epsilon);
-      errorSum += error;
-      if (gradients) gradients.values[s][i] += (0.5 * byValue) / (counted * rewardSignals.length);
-    }
-    valueLoss += errorSum / counted / rewardSignals.length;
-  });
+  const valueLoss = trustRegionValueLoss(outputs.values, batch.oldValues, batch.returns, rewardSignals, epsilon, masks, gradients && { values: gradients.values, weight: 0.5 });
 
   const policyLoss = -objectiveSum / (counted * columns);
   const entropy = entropySum / counted;
   return { policyLoss, valueLoss, entropy, loss: policyLoss + 0.5 * valueLoss - beta * entropy };
+}
+
+/**
+ * Upstream's trust_region_value_loss: per reward signal, the masked mean of the clipped squared
+ * errors of `estimates` (one array per signal, in `rewardSignals` order) against the returns,
+ * clipped around the estimates made when acting; the mean over the signals. With `gradients`,
+ * adds `weight` times the loss's gradient with respect to each estimate (weight: the loss's
+ * coefficient in the total).
+ */
+export function trustRegionValueLoss(
+  estimates: readonly Float32Array[],
+  oldEstimates: Readonly<Record<string, Float32Array>>,
+  returns: Readonly<Record<string, Float32Array>>,
+  rewardSignals: readonly string[],
+  epsilon: number,
+  masks: Float32Array,
+  gradients: { readonly values: readonly Float32Array[]; readonly weight: number } | null,
+): number {
+  let maskSum = 0;
+  for (const mask of masks) maskSum += mask;
+  const counted = Math.max(maskSum, 1);
+  let loss = 0;
+  rewardSignals.forEach((name, s) => {
+    const values = estimates[s];
+    let errorSum = 0;
+    for (let i = 0; i < masks.length; i++) {
+      if (masks[i] === 0) continue;
+      const [error, byValue] = clippedValueError(values[i], oldEstimates[name][i], returns[name][i], epsilon);
+      errorSum += error;
+      if (gradients) gradients.values[s][i] += (gradients.weight * byValue) / (counted * rewardSignals.length);
+    }
+    loss += errorSum / counted / rewardSignals.length;
+  });
+  return loss;
 }
 
 /**

@@ -28,6 +28,21 @@ export type PpoScheduleSettings = Pick<
   'learning_rate' | 'beta' | 'epsilon' | 'learning_rate_schedule' | 'beta_schedule' | 'epsilon_schedule'
 >;
 
+export interface PpoSchedule {
+  readonly learningRate: number;
+  readonly epsilon: number;
+  readonly beta: number;
+}
+
+/** The learning rate, epsilon and beta at a training step (PPO's and POCA's, which decay alike). */
+export function ppoScheduleAt(h: PpoScheduleSettings, maxSteps: number, step: number): PpoSchedule {
+  return {
+    learningRate: decayedValue(h.learning_rate_schedule, h.learning_rate, MIN_LEARNING_RATE, maxSteps, step),
+    epsilon: decayedValue(h.epsilon_schedule, h.epsilon, MIN_EPSILON, maxSteps, step),
+    beta: decayedValue(h.beta_schedule, h.beta, MIN_BETA, maxSteps, step),
+  };
+}
+
 export interface PpoOptimizerSettings {
   readonly hyperparameters: PpoScheduleSettings;
   /** The behavior's max_steps: where linear schedules reach their floor. */
@@ -63,14 +78,8 @@ export class PpoOptimizer {
   }
 
   /** The learning rate, epsilon and beta at a training step. */
-  scheduleAt(step: number): { learningRate: number; epsilon: number; beta: number } {
-    const h = this.settings.hyperparameters;
-    const maxSteps = this.settings.maxSteps;
-    return {
-      learningRate: decayedValue(h.learning_rate_schedule, h.learning_rate, MIN_LEARNING_RATE, maxSteps, step),
-      epsilon: decayedValue(h.epsilon_schedule, h.epsilon, MIN_EPSILON, maxSteps, step),
-      beta: decayedValue(h.beta_schedule, h.beta, MIN_BETA, maxSteps, step),
-    };
+  scheduleAt(step: number): PpoSchedule {
+    return ppoScheduleAt(this.settings.hyperparameters, this.settings.maxSteps, step);
   }
 
   /** One gradient step on one minibatch, at training step `step` (for the schedules). */

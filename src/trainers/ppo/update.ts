@@ -17,9 +17,9 @@ import { PpoMinibatch } from './loss';
 import { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
 import type { Logger } from '../../common/logger';
-import { accumulateStats, rewardBatchOf } from '../reward-signals/reward-provider';
+import { RewardProvider, accumulateStats, rewardBatchOf } from '../reward-signals/reward-provider';
 import { createRewardProviders } from '../reward-signals/registry';
-import { createBehavioralCloning } from '../behavioral-cloning';
+import { BehavioralCloning, createBehavioralCloning } from '../behavioral-cloning';
 
 /** A behavior's networks and their optimizer, the same for a seed in the trainer and in its update worker. */
 export function createPpoNetworks(
@@ -59,14 +59,35 @@ export function updateOnBuffer(
   random: () => number,
   step: number,
 ): PpoUpdateMeans {
-  const { num_epoch: numEpoch } = hyperparameters;
   const sequenceLength = optimizer.model.options.network.memory?.sequence_length ?? 1;
+  const signals = optimizer.model.rewardSignals;
+  const memory = optimizer.model.memorySize > 0 ? sequenceLength : null;
+  return trainOnBuffer(buffer, { ...hyperparameters, sequenceLength }, optimizer, random, step, (batch) => ({
+    ...optimizer.update(minibatchOf(batch, signals, memory), step),
+  }));
+}
+
+/**
+ * Upstream's OnPolicyTrainer._update_policy around any on-policy optimizer (PPO's, POCA's): the
+ * advantages standardized over the buffer, then num_epoch passes of shuffled minibatches of
+ * batch_size (whole sequences of `sequenceLength`), `updateMinibatch` on each, the reward signals
+ * that train after it on the same minibatch, behavioral cloning once at the end; the mean of
+ * each statistic.
+ */
+export function trainOnBuffer(
+  buffer: AgentBuffer,
+  hyperparameters: Pick<PPOSettings, 'batch_size' | 'num_epoch'> & { readonly sequenceLength: number },
+  optimizer: { readonly rewardProviders: ReadonlyMap<string, RewardProvider>; readonly behavioralCloning: BehavioralCloning | null },
+  random: () => number,
+  step: number,
+  updateMinibatch: (batch: AgentBuffer) => Record<string, number>,
+): PpoUpdateMeans {
+  const { num_epoch: numEpoch, sequenceLength } = hyperparameters;
   // As upstream: at least one sequence, and whole ones.
   const batchSize = Math.max(hyperparameters.batch_size - (hyperparameters.batch_size % sequenceLength), sequenceLength);
   const advantages = buffer.get(BufferKey.ADVANTAGES);
   advantages.set(standardized(advantages.rows), 1);
 
-  const signals = optimizer.model.rewardSignals;
   const totals = new Map<string, { sum: number; count: number }>();
   const batchCount = Math.floor(buffer.numExperiences / batchSize);
   const trainedSignals = [...optimizer.rewardProviders.values()].filter((provider) => provider.trains);
@@ -74,8 +95,7 @@ export function updateOnBuffer(
     buffer.shuffle(sequenceLength, random);
     for (let b = 0; b < batchCount; b++) {
       const batch = buffer.makeMiniBatch(b * batchSize, (b + 1) * batchSize);
-      const minibatch = minibatchOf(batch, signals, optimizer.model.memorySize > 0 ? sequenceLength : null);
-      accumulateStats(totals, { ...optimizer.update(minibatch, step) });
+      accumulateStats(totals, updateMinibatch(batch));
       // Upstream's update_reward_signals: each signal trains on the same minibatch, after the policy.
       if (trainedSignals.length > 0) {
         const rewardBatch = rewardBatchOf(batch);
@@ -90,7 +110,7 @@ export function updateOnBuffer(
 }
 
 /** A minibatch's arrays; `sequenceLength` with memory (null without). */
-function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLength: number | null): PpoMinibatch {
+export function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLength: number | null): PpoMinibatch {
   const count = batch.numExperiences;
   const rows = (key: string): Float32Array => (batch.has(key) ? batch.get(key).rows : new Float32Array(0));
   // Each sequence's memories: those stored at its first step.

@@ -17,6 +17,10 @@ export interface RewardBatch {
   /** Each next observation (next_obs:i), where the source holds them. */
   readonly nextObservations?: readonly Float32Array[];
   readonly environmentRewards: Float32Array;
+  /** The group reward that followed each step (group_reward), where the source holds it. */
+  readonly groupRewards?: Float32Array;
+  /** The groupmates' rewards, count x slots, absent ones 0 (groupmate_reward), where the source holds them. */
+  readonly groupmateRewards?: Float32Array;
   readonly continuousActions?: Float32Array;
   readonly discreteActions?: Float32Array | Int32Array;
   readonly dones?: Float32Array;
@@ -88,6 +92,8 @@ export function rewardBatchOf(buffer: AgentBuffer): RewardBatch {
     observations: columns(observationKey),
     nextObservations: columns(nextObservationKey),
     environmentRewards: buffer.get(BufferKey.ENVIRONMENT_REWARDS).rows,
+    groupRewards: optional(BufferKey.GROUP_REWARD),
+    groupmateRewards: optional(BufferKey.GROUPMATE_REWARDS),
     continuousActions: optional(BufferKey.CONTINUOUS_ACTION),
     discreteActions: optional(BufferKey.DISCRETE_ACTION),
     dones: optional(BufferKey.DONE),

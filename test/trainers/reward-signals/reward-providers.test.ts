@@ -10,6 +10,7 @@ import { ActionSpec, BehaviorSpec, ObservationType } from '../../../src/env/beha
 import { createRewardProvider, createRewardProviders, BUILT_REWARD_SIGNALS } from '../../../src/trainers/reward-signals/registry';
 import { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { RND_LOSS_TAG, RndRewardProvider } from '../../../src/trainers/reward-signals/rnd';
+import { ExtrinsicRewardProvider } from '../../../src/trainers/reward-signals/extrinsic';
 import { settingsForBehavior } from '../../../src/config';
 import { memoryLogger } from '../../../src/common/logger';
 import { selectBackend } from '../../../src/networks/backend';
@@ -70,6 +71,20 @@ describe('the extrinsic reward provider', () => {
     expect(provider.gamma).toBe(0.9);
     expect(provider.strength).toBe(0.5);
     expect(provider.stateArrays().size).toBe(0);
+  });
+
+  it('adds the group reward always and the groupmates\' rewards when POCA asks for them, as upstream', () => {
+    const provider = new ExtrinsicRewardProvider({ gamma: 0.99, strength: 1, network_settings: network() });
+    const batch = {
+      ...batchOf(2, 1),
+      environmentRewards: Float32Array.from([1, -0.5]),
+      groupRewards: Float32Array.from([0, 2]),
+      groupmateRewards: Float32Array.from([0.25, 0, 1, -1.5]),
+    };
+    expect(Array.from(provider.evaluate(batch))).toEqual([1, 1.5]);
+    provider.addGroupmateRewards = true;
+    expect(Array.from(provider.evaluate(batch))).toEqual([1.25, 1]);
+    expect(Array.from(batch.environmentRewards)).toEqual([1, -0.5]);
   });
 });
 

@@ -1,0 +1,212 @@
+/**
+ * MA-POCA's trainer for one behavior (upstream's poca/trainer.py): PPO's decentralized actor per
+ * agent, trained against a centralized critic over the agent's group (../../networks/poca-critic.ts).
+ * Each trajectory gets the critic's group values and the agent's counterfactual baselines, the
+ * reward signals' rewards (the extrinsic one with the group reward and the groupmates' rewards),
+ * TD(lambda) returns bootstrapped from the group's next state, and advantages = returns -
+ * baselines; every buffer_size experiences the optimizer (./optimizer.ts) runs num_epoch passes
+ * of minibatches. An agent that ends before its group is still bootstrapped from the group's value
+ * (its trajectory truly ends only when every groupmate's has), as upstream.
+ *
+ * Updates run on the main thread, threaded: true included. The exported policy is the actor, as
+ * PPO's. Memory and observations other than vectors are refused by the critic, naming them.
+ */
+import type { POCASettings, TrainerSettings } from '../../config/settings';
+import { ActorCritic } from '../../networks/actor-critic';
+import { GroupActionBatch, GroupBatch, PocaCritic } from '../../networks/poca-critic';
+import { STAT_KEYS, StatsAggregationMethod } from '../../stats';
+import type { ActingPolicy } from '../action-info';
+import { lambdaReturns } from '../advantages';
+import { AgentManagerQueue } from '../agent-manager-queue';
+import { createBehavioralCloning } from '../behavioral-cloning';
+import { AgentBuffer, BufferKey, RewardSignalKeys, groupObservationKey, groupSlots, observationKey, padGroupSlots } from '../buffer';
+import { ExtrinsicRewardProvider } from '../reward-signals/extrinsic';
+import { createRewardProviders } from '../reward-signals/registry';
+import { rewardBatchOf } from '../reward-signals/reward-provider';
+import { minibatchOf, trainOnBuffer } from '../ppo/update';
+import { ModelPolicy, REWARD_BUFFER_LENGTH, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
+import { Trajectory } from '../trajectory';
+import { PocaMinibatch, PocaOptimizer } from './optimizer';
+
+/** A POCA behavior's settings (trainer_type: poca). */
+export type PocaTrainerSettings = Extract<TrainerSettings, { trainer_type: 'poca' }>;
+
+export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
+  readonly model: ActorCritic;
+  readonly critic: PocaCritic;
+  readonly optimizer: PocaOptimizer;
+  readonly policy: ModelPolicy;
+  /** The experiences waiting for the next update (upstream's update_buffer). */
+  updateBuffer = new AgentBuffer();
+  /** The group rewards of the latest finished group episodes, oldest first. */
+  readonly groupEpisodeRewards: number[] = [];
+
+  private readonly hyperparameters: POCASettings;
+  /** The group reward each agent collected in its current episode (upstream's collected_group_rewards). */
+  private readonly collectedGroupRewards = new Map<string, number>();
+
+  constructor(options: RlTrainerOptions<PocaTrainerSettings>) {
+    super(options);
+    const { settings, spec, seed, behaviorName } = options;
+    this.hyperparameters = settings.hyperparameters;
+    const signals = Object.keys(settings.reward_signals);
+    for (const signal of signals) {
+      if (signal !== 'extrinsic') {
+        options.logger?.warning(`Reward signal ${signal} is not supported with the POCA trainer; results may be unexpected.`);
+      }
+    }
+    this.model = new ActorCritic(spec, { network: settings.network_settings, rewardSignals: signals, sharedCritic: false, actorOnly: true, seed });
+    this.critic = new PocaCritic(spec, settings.network_settings, signals, seed + 1);
+    const rewardProviders = createRewardProviders(settings.reward_signals, behaviorName, spec, seed, options.logger ?? null);
+    // Upstream's POCA optimizer: an agent's extrinsic reward includes its groupmates' own.
+    for (const provider of rewardProviders.values()) if (provider instanceof ExtrinsicRewardProvider) provider.addGroupmateRewards = true;
+    this.optimizer = new PocaOptimizer(this.model, this.critic, {
+      hyperparameters: settings.hyperparameters,
+      maxSteps: settings.max_steps,
+      rewardProviders,
+      behavioralCloning: createBehavioralCloning(this.model, behaviorName, settings, seed),
+    });
+    this.policy = new ModelPolicy(this.model);
+  }
+
+  advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
+    this.processWaitingTrajectories(trajectoryQueue);
+    // As upstream's POCA, an update once the buffer holds more than buffer_size experiences.
+    if (!this.shouldStillTrain || this.updateBuffer.numExperiences <= this.hyperparameters.buffer_size) return false;
+    let means;
+    try {
+      means = trainOnBuffer(this.updateBuffer, { ...this.hyperparameters, sequenceLength: 1 }, this.optimizer, () => this.random.next(), this.step, (batch) => ({
+        ...this.optimizer.update(this.minibatchOf(batch), this.step),
+      }));
+    } catch (error) {
+      throw this.behaviorLossError(error);
+    }
+    for (const [key, value] of means) this.stats.addStat(key, value);
+    this.updateBuffer = new AgentBuffer();
+    this.bookkeeping.policyUpdated();
+    policyQueue.put(this.policy);
+    return true;
+  }
+
+  saveCheckpoint(file: string, step: number): void {
+    this.optimizer.saveCheckpoint(file, step);
+  }
+
+  loadCheckpoint(file: string): number {
+    return this.optimizer.loadCheckpoint(file);
+  }
+
+  override clearEpisodeRewards(): void {
+    super.clearEpisodeRewards();
+    this.groupEpisodeRewards.length = 0;
+  }
+
+  processTrajectory(trajectory: Trajectory): void {
+    const buffer = trajectory.toAgentBuffer(true);
+    const n = trajectory.length;
+    const observations = trajectory.steps.obs;
+    if (this.shouldStillTrain) {
+      this.model.updateNormalization(observations, n);
+      this.critic.updateNormalization(observations, n);
+    }
+
+    const estimates = this.critic.estimate(groupBatchOf(buffer, n));
+    const nextValues = this.critic.values(nextGroupBatch(trajectory));
+    // The agent's trajectory truly ends only when its groupmates' have too.
+    const groupEnded = trajectory.teammateDonesReached && trajectory.doneReached && !trajectory.interrupted;
+
+    this.bookkeeping.addRewards('environment', trajectory.agentId, buffer.get(BufferKey.ENVIRONMENT_REWARDS).rows);
+    let groupReward = this.collectedGroupRewards.get(trajectory.agentId) ?? 0;
+    for (const r of buffer.get(BufferKey.GROUP_REWARD).rows) groupReward += r;
+    this.collectedGroupRewards.set(trajectory.agentId, groupReward);
+
+    const rewardBatch = rewardBatchOf(buffer);
+    const advantages = new Float32Array(n);
+    this.signals.forEach((signal, s) => {
+      const provider = this.optimizer.rewardProviders.get(signal)!;
+      const values = estimates.values[s];
+      const baselines = estimates.baselines[s];
+      buffer.get(RewardSignalKeys.valueEstimates(signal)).set(values, 1);
+      buffer.get(RewardSignalKeys.baselineEstimates(signal)).set(baselines, 1);
+      this.stats.addStat(STAT_KEYS.baselineEstimate(signal), meanOf(baselines));
+      this.stats.addStat(STAT_KEYS.valueEstimate(signal), meanOf(values));
+      const rewards = Float32Array.from(provider.evaluate(rewardBatch), (r) => r * provider.strength);
+      buffer.get(RewardSignalKeys.rewards(signal)).set(rewards, 1);
+      this.bookkeeping.addRewards(signal, trajectory.agentId, rewards);
+
+      const bootstrap = groupEnded && !provider.ignoreDone ? 0 : nextValues[s][0];
+      const returns = lambdaReturns(rewards, values, bootstrap, provider.gamma, this.hyperparameters.lambd);
+      const signalAdvantages = Float32Array.from(returns, (r, t) => r - baselines[t]);
+      buffer.get(RewardSignalKeys.returns(signal)).set(returns, 1);
+      buffer.get(RewardSignalKeys.advantage(signal)).set(signalAdvantages, 1);
+      for (let t = 0; t < n; t++) advantages[t] += signalAdvantages[t] / this.signals.length;
+    });
+    buffer.get(BufferKey.ADVANTAGES).set(advantages, 1);
+    if (this.shouldStillTrain) this.appendToUpdateBuffer(buffer);
+
+    if (trajectory.doneReached) {
+      this.bookkeeping.endEpisode(trajectory.agentId);
+      // An agent that leaves before its group: its group reward is the last one's to report.
+      if (!trajectory.teammateDonesReached) this.collectedGroupRewards.delete(trajectory.agentId);
+    }
+    if (trajectory.doneReached && trajectory.teammateDonesReached) {
+      const total = this.collectedGroupRewards.get(trajectory.agentId) ?? 0;
+      this.stats.addStat(STAT_KEYS.groupCumulativeReward, total, StatsAggregationMethod.HISTOGRAM);
+      this.groupEpisodeRewards.push(total);
+      if (this.groupEpisodeRewards.length > REWARD_BUFFER_LENGTH) this.groupEpisodeRewards.shift();
+      this.collectedGroupRewards.delete(trajectory.agentId);
+    }
+    this.bookkeeping.stepsProcessed(this.step, n, this.shouldStillTrain, this.trainModel);
+    this.step += n;
+  }
+
+  /** Appends a trajectory's columns, the group columns of both widened to the most groupmate slots. */
+  private appendToUpdateBuffer(buffer: AgentBuffer): void {
+    const slots = Math.max(groupSlots(buffer), groupSlots(this.updateBuffer));
+    padGroupSlots(buffer, slots);
+    padGroupSlots(this.updateBuffer, slots);
+    buffer.resequenceAndAppend(this.updateBuffer);
+  }
+
+  private minibatchOf(batch: AgentBuffer): PocaMinibatch {
+    const oldBaselines: Record<string, Float32Array> = {};
+    for (const signal of this.signals) oldBaselines[signal] = batch.get(RewardSignalKeys.baselineEstimates(signal)).rows;
+    const ppo = minibatchOf(batch, this.signals, null);
+    return { ...ppo, oldBaselines, group: groupBatchOf(batch, ppo.count) };
+  }
+}
+
+/** The critic's view of `count` rows of a buffer with group columns. */
+function groupBatchOf(buffer: AgentBuffer, count: number): GroupActionBatch {
+  const observations: Float32Array[] = [];
+  const groupObservations: Float32Array[] = [];
+  for (let k = 0; buffer.has(observationKey(k)); k++) {
+    observations.push(buffer.get(observationKey(k)).rows);
+    groupObservations.push(buffer.get(groupObservationKey(k)).rows);
+  }
+  const rows = (key: string) => (buffer.has(key) ? buffer.get(key).rows : new Float32Array(0));
+  return {
+    count,
+    slots: groupSlots(buffer),
+    observations,
+    groupObservations,
+    groupContinuousActions: rows(BufferKey.GROUP_CONTINUOUS_ACTION),
+    groupDiscreteActions: rows(BufferKey.GROUP_DISCRETE_ACTION),
+  };
+}
+
+/** The group's state after a trajectory: the agent's next observation and its groupmates' (one empty slot when it has none). */
+function nextGroupBatch(trajectory: Trajectory): GroupBatch {
+  const mates = trajectory.nextGroupObs;
+  const slots = Math.max(1, mates.length);
+  return {
+    count: 1,
+    slots,
+    observations: trajectory.nextObs.map((obs) => Float32Array.from(obs)),
+    groupObservations: trajectory.nextObs.map((obs, k) => {
+      const values = new Float32Array(slots * obs.length).fill(NaN);
+      mates.forEach((mate, m) => values.set(mate[k], m * obs.length));
+      return values;
+    }),
+  };
+}

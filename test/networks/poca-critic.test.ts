@@ -1,0 +1,173 @@
+/**
+ * POCA's critic (src/networks/poca-critic.ts): every parameter block's gradient of a loss on the
+ * values and the baselines against finite differences, absent groupmates masked (their slots,
+ * whatever they hold, change nothing), groupmates' order irrelevant, the member count's scaling,
+ * and the checkpoint arrays.
+ */
+import { ActionSpec } from '../../src/env/behavior-spec';
+import { SeededRandom } from '../../src/common/random';
+import { selectBackend } from '../../src/networks/backend';
+import { memoryLogger } from '../../src/common/logger';
+import { CriticEstimates, GroupActionBatch, PocaCritic } from '../../src/networks/poca-critic';
+import { UnsupportedModelError } from '../../src/networks/unsupported-model';
+import { behavior, expectGradientsAsFiniteDifferences, network, observations, visualObservation } from './model-fixtures';
+
+const SPEC = behavior([3, 2], new ActionSpec(2, [3, 2]));
+
+beforeAll(async () => {
+  await selectBackend('wasm', memoryLogger());
+});
+
+/** `count` samples of `slots` groupmate slots; `absent` lists the [sample, slot] pairs left empty. */
+function groupBatch(count: number, slots: number, absent: ReadonlyArray<[number, number]>, seed: number): GroupActionBatch {
+  const random = new SeededRandom(seed);
+  const groupObservations = observations(SPEC, count * slots, random);
+  for (const [i, m] of absent) {
+    SPEC.observationSpecs.forEach((obs, k) => groupObservations[k].fill(NaN, (i * slots + m) * obs.shape[0], (i * slots + m + 1) * obs.shape[0]));
+  }
+  return {
+    count,
+    slots,
+    observations: observations(SPEC, count, random),
+    groupObservations,
+    groupContinuousActions: new Float32Array(count * slots * 2).map(() => random.gaussian()),
+    groupDiscreteActions: Int32Array.from({ length: count * slots * 2 }, (_, j) => random.int(j % 2 === 0 ? 3 : 2)),
+  };
+}
+
+/** A loss that weighs every value and squares every baseline, with its gradient. */
+function estimateLoss(seed: number): (estimates: CriticEstimates, gradients: CriticEstimates) => number {
+  const random = new SeededRandom(seed);
+  const weights = Array.from({ length: 2 }, () => Float32Array.from({ length: 64 }, () => random.gaussian()));
+  return (estimates, gradients) => {
+    let total = 0;
+    estimates.values.forEach((values, s) => {
+      values.forEach((v, i) => {
+        total += weights[s][i] * v;
+        gradients.values[s][i] += weights[s][i];
+      });
+      estimates.baselines[s].forEach((b, i) => {
+        total += weights[1 - s][i] * b * b;
+        gradients.baselines[s][i] += 2 * weights[1 - s][i] * b;
+      });
+    });
+    return total;
+  };
+}
+
+function critic(overrides = {}): PocaCritic {
+  return new PocaCritic(SPEC, network({ hidden_units: 8, num_layers: 2, ...overrides }), ['extrinsic', 'curiosity'], 3);
+}
+
+describe('POCA critic', () => {
+  it('has upstream\'s blocks, and every one\'s gradient matches finite differences (normalized, with absent groupmates)', () => {
+    const net = critic({ normalize: true });
+    expect(net.blocks.map((b) => b.name)).toEqual([
+      'critic.obs_encoder.self_ent_encoder.seq_layers.0.weight',
+      'critic.obs_encoder.self_ent_encoder.seq_layers.0.bias',
+      'critic.obs_action_encoder.self_ent_encoder.seq_layers.0.weight',
+      'critic.obs_action_encoder.self_ent_encoder.seq_layers.0.bias',
+      ...['fc_q', 'fc_k', 'fc_v', 'fc_out'].flatMap((fc) => [`critic.self_attn.${fc}.weight`, `critic.self_attn.${fc}.bias`]),
+      'critic.linear_encoder.0.weight',
+      'critic.linear_encoder.0.bias',
+      'critic.linear_encoder.1.weight',
+      'critic.linear_encoder.1.bias',
+      'critic.value_heads.extrinsic.weight',
+      'critic.value_heads.curiosity.weight',
+      'critic.value_heads.extrinsic.bias',
+      'critic.value_heads.curiosity.bias',
+    ]);
+    expect(net.block('critic.obs_action_encoder.self_ent_encoder.seq_layers.0.weight').shape).toEqual([8, 5 + 2 + 5]);
+    expect(net.block('critic.value_heads.extrinsic.weight').shape).toEqual([1, 9]);
+    net.updateNormalization(observations(SPEC, 20, new SeededRandom(5)), 20);
+    // Biases start at 0; move them so that every block has a gradient worth checking.
+    const random = new SeededRandom(11);
+    for (const block of net.blocks) {
+      if (block.name.endsWith('.bias')) for (let j = 0; j < block.shape[0]; j++) net.parameters[block.offset + j] = 0.3 * random.gaussian();
+    }
+    net.parametersChanged();
+    const batch = groupBatch(6, 3, [[0, 2], [1, 1], [1, 2], [4, 0]], 2);
+    const loss = estimateLoss(9);
+    // A key bias adds the same score to every key of a query, which the softmax takes away: its gradient is 0.
+    const keyBias = net.block('critic.self_attn.fc_k.bias');
+    const checked = net.blocks.filter((block) => block !== keyBias);
+    expectGradientsAsFiniteDifferences(net, () => net.computeGradient(batch, loss), checked, 1e-2);
+    const keyBiasGradient = net.computeGradient(batch, loss).gradient.subarray(keyBias.offset, keyBias.offset + 8);
+    for (const g of keyBiasGradient) expect(Math.abs(g)).toBeLessThan(1e-7);
+  });
+
+  it('ignores absent groupmates whatever their slots hold, and the order of the groupmates', () => {
+    const net = critic();
+    const full = groupBatch(4, 2, [], 4);
+    const withEmptySlot: GroupActionBatch = {
+      ...full,
+      slots: 3,
+      groupObservations: full.groupObservations.map((obs, k) => {
+        const size = SPEC.observationSpecs[k].shape[0];
+        const wider = new Float32Array(4 * 3 * size).fill(NaN);
+        for (let i = 0; i < 4; i++) wider.set(obs.subarray(i * 2 * size, (i + 1) * 2 * size), i * 3 * size);
+        return wider;
+      }),
+      groupContinuousActions: spread(full.groupContinuousActions, 4, 2, 3, 2, 5),
+      groupDiscreteActions: spread(Float32Array.from(full.groupDiscreteActions), 4, 2, 3, 2, 1),
+    };
+    const swapped: GroupActionBatch = {
+      ...full,
+      groupObservations: full.groupObservations.map((obs, k) => swapSlots(obs, 4, SPEC.observationSpecs[k].shape[0])),
+      groupContinuousActions: swapSlots(full.groupContinuousActions, 4, 2),
+      groupDiscreteActions: swapSlots(Float32Array.from(full.groupDiscreteActions), 4, 2),
+    };
+    const expected = net.estimate(full);
+    for (const other of [withEmptySlot, swapped]) {
+      const got = net.estimate(other);
+      for (const kind of ['values', 'baselines'] as const) {
+        got[kind].forEach((column, s) => column.forEach((v, i) => expect(v).toBeCloseTo(expected[kind][s][i], 5)));
+      }
+    }
+    expect(net.values(full).map((column) => Array.from(column))).toEqual(expected.values.map((column) => Array.from(column)));
+  });
+
+  it('scales the members present by the most ever seen (upstream\'s _current_max_agents), and keeps that count in its checkpoint', () => {
+    const net = critic();
+    const alone = groupBatch(1, 1, [[0, 0]], 6);
+    const before = net.values(alone)[0][0];
+    expect(net.maxAgents).toBe(1);
+    net.values(groupBatch(2, 3, [], 7));
+    expect(net.maxAgents).toBe(4);
+    // One member of at most 4: the count input goes from 1 to -0.5, and the value with it.
+    const after = net.values(alone)[0][0];
+    expect(after).not.toBeCloseTo(before, 4);
+
+    const copy = critic();
+    copy.loadStateArrays('critic.', net.describe(), new Map(net.stateArrays('critic.')));
+    expect(copy.maxAgents).toBe(4);
+    expect(copy.values(alone)[0][0]).toBe(after);
+    const other = new PocaCritic(SPEC, network({ hidden_units: 12, num_layers: 2 }), ['extrinsic', 'curiosity'], 3);
+    expect(() => other.loadStateArrays('critic.', net.describe(), new Map(net.stateArrays('critic.')))).toThrow(/different POCA critic: its hiddenUnits is 8 and this one's 12/);
+  });
+
+  it('refuses what it does not build yet, naming it and the way out', () => {
+    const camera = { observationSpecs: [visualObservation(3, 20, 20)], actionSpec: new ActionSpec(1, []) };
+    expect(() => new PocaCritic(camera, network(), ['extrinsic'], 1)).toThrow(UnsupportedModelError);
+    expect(() => new PocaCritic(camera, network(), ['extrinsic'], 1)).toThrow(/Observation 0 \(camera3x20x20\) has shape \[3, 20, 20\]: POCA's critic takes vector observations only/);
+    expect(() => critic({ memory: { memory_size: 16, sequence_length: 4 } })).toThrow(/POCA with network_settings.memory is not built yet/);
+    expect(() => critic({ hidden_units: 10 })).toThrow(/hidden_units is 10.*multiple of 4/);
+  });
+});
+
+/** Rows of `slots` slots of `width` values widened to `wider` slots, the new ones filled with `fill`. */
+function spread(values: Float32Array, count: number, slots: number, wider: number, width: number, fill: number): Float32Array {
+  const out = new Float32Array(count * wider * width).fill(fill);
+  for (let i = 0; i < count; i++) out.set(values.subarray(i * slots * width, (i + 1) * slots * width), i * wider * width);
+  return out;
+}
+
+/** Two slots of `width` values per sample, exchanged. */
+function swapSlots(values: Float32Array, count: number, width: number): Float32Array {
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < count; i++) {
+    out.set(values.subarray((2 * i + 1) * width, (2 * i + 2) * width), 2 * i * width);
+    out.set(values.subarray(2 * i * width, (2 * i + 1) * width), (2 * i + 1) * width);
+  }
+  return out;
+}
