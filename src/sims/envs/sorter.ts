@@ -313,7 +313,8 @@ export class SorterAgent extends Agent implements Walker {
   /**
    * Heads for the next tile: first to a point in front of it, toward the room's center, then
    * straight out to it, so as never to brush another tile on the rim. It turns until facing its aim
-   * within half a decision's turn, then pushes while slow.
+   * within a little more than half a decision's turn (so that it never turns back and forth), then
+   * pushes while slow.
    */
   override heuristic(actionsOut: ActionBuffers): void {
     actionsOut.clear();
@@ -323,7 +324,7 @@ export class SorterAgent extends Agent implements Walker {
     const aim = this.approached === this.next ? target : inFront;
     const wanted = (Math.atan2(aim.x - this.x, aim.z - this.z) * 180) / Math.PI;
     const error = ((wanted - this.yaw + 540) % 360) - 180;
-    const halfTurn = (GAIT.turnDegreesPerSecond * FIXED_DELTA_TIME * DECISION_PERIOD) / 2;
+    const halfTurn = (GAIT.turnDegreesPerSecond * FIXED_DELTA_TIME * DECISION_PERIOD) / 2 + 1;
     if (error > halfTurn) actionsOut.discrete[2] = TURN_RIGHT;
     else if (error < -halfTurn) actionsOut.discrete[2] = TURN_LEFT;
     else if (Math.hypot(this.vx, this.vz) < HEURISTIC_SPEED) actionsOut.discrete[0] = FORWARD;
