@@ -19,6 +19,9 @@
  *       behavioral cloning from a demonstration its heuristic records first, 1000 records) and with
  *       config/ppo/Basic.yaml, each for BASIC_STEPS steps, same seed: the first summary at the
  *       heuristic's level (HEURISTIC_BASIC), the last, and every summary's mean reward;
+ *   (i) with --sorter, instead of the rest: built-in Sorter with upstream's config/ppo/Sorter_curriculum.yaml
+ *       (its curriculum on num_tiles), --sorter-areas areas, stopped after --sorter-minutes of wall time
+ *       (upstream trains 5 million steps): every summary's step, mean reward and num_tiles lesson;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
@@ -27,6 +30,7 @@
  *          --hallway memory,no-memory (only (f), the runs named; long)  --hallway-steps 2000000
  *          --pyramids curiosity,rnd,ppo (only (g), the runs named; long)  --pyramids-steps 250000
  *          --imitation (only (h))
+ *          --sorter (only (i); long)  --sorter-minutes 40  --sorter-areas 8
  */
 import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
@@ -215,6 +219,27 @@ async function trainToThreshold(
   return row;
 }
 
+/**
+ * (i) Sorter under its curriculum for `minutes` of wall time: each summary with the lesson num_tiles
+ * was in when it was printed (the trainer logs every lesson it enters).
+ */
+async function sorterCurriculum(minutes: number, areas: number): Promise<string[][]> {
+  const cwd = tempDir('bench-sorter');
+  const config = path.join(ROOT, 'config', 'ppo', 'Sorter_curriculum.yaml');
+  const args = [config, '--run-id=sorter', '--env=builtin:Sorter', `--num-areas=${areas}`, `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
+  const run = await runCli(cwd, args, minutes * 60);
+  const rows: string[][] = [];
+  let lesson = '';
+  for (const line of run.output.split('\n')) {
+    const entered = /Parameter 'num_tiles' is in lesson '([^']+)' and has value '([^']+)'/.exec(line);
+    if (entered) lesson = `${entered[1]} (${entered[2]})`;
+    const [summary] = parseSummaries(line);
+    if (summary) rows.push([String(summary.step), summary.elapsedSeconds.toFixed(0), summary.meanReward?.toFixed(3) ?? '-', lesson]);
+  }
+  if (run.exitCode !== 0) rows.push([`exit code ${run.exitCode}`, '', '', run.output.trim().split('\n').slice(-1)[0]]);
+  return rows;
+}
+
 async function simpleGoalTime(testCase: SimpleGoalCase): Promise<string[]> {
   const cwd = tempDir('bench-simplegoal');
   const file = writeSimplePpoConfig(cwd, testCase.maxSteps);
@@ -249,6 +274,9 @@ async function main(): Promise<void> {
       pyramids: { type: 'string' },
       imitation: { type: 'boolean', default: false },
       'pyramids-steps': { type: 'string', default: '250000' },
+      sorter: { type: 'boolean', default: false },
+      'sorter-minutes': { type: 'string', default: '40' },
+      'sorter-areas': { type: 'string', default: '8' },
     },
   });
   const seconds = Number(values.seconds);
@@ -315,6 +343,17 @@ async function main(): Promise<void> {
       `(g) built-in Pyramids (${PYRAMIDS_WORLD.join(' ')}), curiosity, RND and plain PPO, the same budget (seed 1, wasm backend)`,
       ['config', 'max_steps', 'run wall s', `first summary mean >= ${PYRAMIDS_SOLVED}`, 'last summary mean', 'every summary mean'],
       rows,
+    );
+    return;
+  }
+
+  if (values.sorter) {
+    const minutes = Number(values['sorter-minutes']);
+    const areas = Number(values['sorter-areas']);
+    printTable(
+      `(i) built-in Sorter, config/ppo/Sorter_curriculum.yaml as it is, ${areas} areas, stopped after ${minutes} min (seed 1, wasm backend)`,
+      ['step', 'elapsed s', 'mean reward', 'num_tiles lesson'],
+      await sorterCurriculum(minutes, areas),
     );
     return;
   }

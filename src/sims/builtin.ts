@@ -16,6 +16,7 @@ const BUILTIN_FILES: Readonly<Record<string, string>> = {
   Pyramids: 'envs/pyramids.js',
   Scripted: 'scripted-env.js',
   SimpleGoal: 'envs/simple-goal.js',
+  Sorter: 'envs/sorter.js',
   Visual3DBall: 'envs/visual3dball.js',
 };
 

@@ -14,11 +14,12 @@ import { BASIC } from '../../src/sims/envs/basic';
 import { GRIDWORLD } from '../../src/sims/envs/gridworld';
 import { HALLWAY } from '../../src/sims/envs/hallway';
 import { PYRAMIDS } from '../../src/sims/envs/pyramids';
+import { SORTER } from '../../src/sims/envs/sorter';
 import { VISUAL3DBALL } from '../../src/sims/envs/visual3dball';
 import { REFERENCE_CONFIGS } from '../config/config-helpers';
 
 const CONFIG = path.resolve(__dirname, '../../config');
-const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, HALLWAY, PYRAMIDS, VISUAL3DBALL].map((d) => [d.name, d]));
+const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, HALLWAY, PYRAMIDS, SORTER, VISUAL3DBALL].map((d) => [d.name, d]));
 
 /** config/<folder>/<Environment>.yaml for every built-in environment that has one, and the trainer_type each folder holds (ML-Agents' imitation configurations are PPO). */
 const FOLDERS = { ppo: 'ppo', sac: 'sac', imitation: 'ppo' } as const;
@@ -43,10 +44,10 @@ function behaviorNamesOf(definition: SimDefinition): string[] {
 }
 
 describe('config/ for the built-in environments', () => {
-  it('has the configurations of GridWorld, Hallway, Pyramids (curiosity, RND and imitation) and Visual3DBall', () => {
+  it('has the configurations of GridWorld, Hallway, Pyramids (curiosity, RND and imitation), Sorter (its curriculum) and Visual3DBall', () => {
     const names = configs.map((c) => `${c.folder}/${c.environment}`);
     expect(names).toEqual(
-      expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Pyramids', 'ppo/PyramidsRND', 'imitation/Pyramids', 'ppo/Visual3DBall']),
+      expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Pyramids', 'ppo/PyramidsRND', 'imitation/Pyramids', 'ppo/Sorter_curriculum', 'ppo/Visual3DBall']),
     );
   });
 
@@ -70,7 +71,7 @@ describe('config/ for the built-in environments', () => {
   }
 
   it.each(withReference.map((c) => [`${c.folder}/${c.environment}`, c] as const))(
-    "%s holds ML-Agents' own settings for the behavior (threaded: true aside)",
+    "%s holds ML-Agents' own settings for the behavior (threaded: true aside) and its environment parameters",
     (_name, config) => {
       const ours = loadRunOptions([config.file], '/', memoryLogger());
       const upstream = loadRunOptions([path.join(REFERENCE_CONFIGS, config.folder, `${config.environment}.yaml`)], '/', memoryLogger());
@@ -78,6 +79,8 @@ describe('config/ for the built-in environments', () => {
         // Our addition to a behavior: PPO's updates in a worker thread (config/ppo/3DBall.yaml).
         expect({ ...settings, threaded: false }).toEqual({ ...upstream.behaviors[behavior], threaded: false });
       }
+      // Curricula and samplers (Sorter_curriculum's num_tiles lessons) as upstream's, lesson for lesson.
+      expect(ours.environment_parameters).toEqual(upstream.environment_parameters);
     },
   );
 });

@@ -220,8 +220,7 @@ export function writeRay(out: Float32Array, ray: number, tagCount: number, hit: 
 
 /**
  * A walker's step of `dt` seconds before anything stops it: it turns or pushes as `action` says,
- * then slows down as a box on a floor (Coulomb friction, a constant deceleration never past a
- * stop, then the Rigidbody's linear drag). Moving it is left to the caller.
+ * then slows down (slowDown). Moving it is left to the caller.
  */
 export function walk(walker: Walker, action: number, gait: Gait, dt: number): void {
   if (action === TURN_RIGHT) walker.yaw += gait.turnDegreesPerSecond * dt;
@@ -233,6 +232,14 @@ export function walk(walker: Walker, action: number, gait: Gait, dt: number): vo
     walker.vx += push * gait.runSpeed * Math.sin(yaw);
     walker.vz += push * gait.runSpeed * Math.cos(yaw);
   }
+  slowDown(walker, gait, dt);
+}
+
+/**
+ * What slows a walker down over `dt` seconds, as a box on a floor: Coulomb friction (a constant
+ * deceleration, never past a stop), then the Rigidbody's linear drag.
+ */
+export function slowDown(walker: Walker, gait: Gait, dt: number): void {
   const speed = Math.hypot(walker.vx, walker.vz);
   if (speed === 0) return;
   const slowed = Math.max(0, speed - gait.frictionDeceleration * dt) * Math.max(0, 1 - gait.drag * dt);
