@@ -6,7 +6,7 @@
  * (computeGradient: actor and critic, forward and backward), with and without the attention,
  * and the attention's own share (its forward + backward alone). wasm backend.
  * With --sorter, at the sizes of the built-in Sorter and config/ppo/Sorter_curriculum.yaml instead: its
- * tiles [20, 23] beside its vectors (10 and 8), 2 x 128 units, three branches of 3, batch 512.
+ * tiles [20, 23] beside its vectors (10 and 8), 2 x 128 units, three branches of 3, batch 512. Also with its first lesson's 1 or 2 tiles, the rest padding.
  * Options: --min-seconds 3  --sorter
  */
 import { parseArgs } from 'util';
@@ -24,7 +24,8 @@ import { measure } from './measure';
 /** A case: its observations, network size and minibatch. */
 interface Sizes {
   readonly title: string;
-  readonly cases: Array<[string, ObservationSpec[]]>;
+  /** Label, observations, and for the variable-length ones how many entities agents fill at most (all when absent). */
+  readonly cases: Array<[string, ObservationSpec[], number?]>;
   readonly units: number;
   readonly layers: number;
   readonly branches: number[];
@@ -35,6 +36,14 @@ function entities(count: number, size: number): ObservationSpec {
   return { shape: [count, size], dimensionProperty: [DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'buffer' };
 }
 
+/** Leaves each agent 1 to `filled` entities of each variable-length observation, the rest zero (padding at the end, as BufferSensor's). */
+function padEntities(spec: BehaviorSpec, batch: Float32Array[], count: number, filled: number, random: SeededRandom): void {
+  spec.observationSpecs.forEach((o, k) => {
+    if (o.shape.length !== 2) return;
+    const [n, size] = o.shape;
+    for (let i = 0; i < count; i++) batch[k].fill(0, (i * n + 1 + random.int(filled)) * size, (i + 1) * n * size);
+  });
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'min-seconds': { type: 'string', default: '3' }, sorter: { type: 'boolean', default: false } } });
@@ -46,6 +55,7 @@ async function main(): Promise<void> {
         cases: [
           ['Sorter without its tiles: [10] + [8]', [vectorObservation(10), vectorObservation(8)]],
           ['Sorter: [20, 23] + [10] + [8]', [entities(20, 23), vectorObservation(10), vectorObservation(8)]],
+          ['Sorter, lesson 0: 1 or 2 tiles of [20, 23] + [10] + [8]', [entities(20, 23), vectorObservation(10), vectorObservation(8)], 2],
         ],
         units: 128,
         layers: 2,
@@ -66,12 +76,13 @@ async function main(): Promise<void> {
       };
   const rows: string[][] = [];
   const BATCH = sizes.batch;
-  for (const [label, observationSpecs] of sizes.cases) {
+  for (const [label, observationSpecs, filled] of sizes.cases) {
     const spec: BehaviorSpec = { observationSpecs, actionSpec: new ActionSpec(0, sizes.branches) };
     const net = new ActorCritic(spec, { network: network({ hidden_units: sizes.units, num_layers: sizes.layers }), rewardSignals: ['extrinsic'], sharedCritic: false, seed: 1 });
     const random = new SeededRandom(2);
     const one = observations(spec, 1, random);
     const batch = observations(spec, BATCH, random);
+    if (filled !== undefined) padEntities(spec, batch, BATCH, filled, random);
     const loss = headLoss(random);
     const act = measure(() => net.act(one, 1, new Float32Array(spec.actionSpec.discreteBranches.reduce((a, b) => a + b, 0)).fill(1)), seconds, 10, 3);
     const update = measure(() => net.computeGradient(batch, BATCH, loss), seconds, 10, 3);

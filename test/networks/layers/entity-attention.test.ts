@@ -92,6 +92,34 @@ describe('EntityAttentionEncoder against upstream\'s (torch)', () => {
   });
 });
 
+describe('EntityAttentionEncoder on batches padded at the end', () => {
+  it('runs the entity columns some agent fills with the numbers of a pass over every column', () => {
+    // Agents 0 and 1 leave the first observation's last entity empty (upstream's mask says so);
+    // agent 2 fills it, so a pass over all three runs every column. With agent 2's output
+    // gradient zero, both passes must give agents 0 and 1 the same output, x_self gradient and
+    // weight gradients.
+    expect([fixture.mask[3], fixture.mask[7 + 3], fixture.mask[14 + 3]]).toEqual([1, 1, 0]);
+    const run = (count: number) => {
+      const { encoder, source, blocks } = upstreamEncoder();
+      const observations = fixture.entities.map((e) => Float32Array.from(e.slice(0, (e.length / COUNT) * count)));
+      const outputGradient = fixture.output_gradient.map((g, i) => (i < 2 * EMBEDDING ? g : 0)).slice(0, count * EMBEDDING);
+      const result = tf.tidy(() => {
+        const out = encoder.forward(tf.tensor2d(fixture.self.slice(0, count * SELF), [count, SELF]), observations, count, source, true);
+        const gradient = encoder.backward(tf.tensor2d(outputGradient, [count, EMBEDDING]), source, true)!;
+        return { output: out.dataSync().slice(0, 2 * EMBEDDING), selfGradient: gradient.dataSync().slice(0, 2 * SELF) };
+      });
+      const gradients = blocks.map((block) => blockValues(source.gradient, block).slice());
+      encoder.dispose();
+      return { ...result, gradients };
+    };
+    const all = run(3);
+    const firstTwo = run(2);
+    expectClose(firstTwo.output, all.output, 'output');
+    expectClose(firstTwo.selfGradient, all.selfGradient, 'x_self gradient');
+    firstTwo.gradients.forEach((gradient, b) => expectClose(gradient, all.gradients[b], `block ${b} gradient`));
+  });
+});
+
 describe('EntityAttentionEncoder initialization', () => {
   it('draws as upstream: every weight from a normal of std sqrt(0.125 / 128), biases 0', () => {
     const store = parameterStore();
