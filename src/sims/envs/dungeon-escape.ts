@@ -172,7 +172,7 @@ export class Dungeon {
   }
 
   private moved(from: Cell, move: number): Cell {
-    const [dx, dy] = MOVES[move] ?? MOVES[STAY];
+    const [dx, dy] = MOVES[move];
     const clamp = (v: number) => Math.max(0, Math.min(this.size - 1, v));
     return { x: clamp(from.x + dx), y: clamp(from.y + dy) };
   }
