@@ -22,6 +22,11 @@
  *   (i) with --sorter, instead of the rest: built-in Sorter with upstream's config/ppo/Sorter_curriculum.yaml
  *       (its curriculum on num_tiles), --sorter-areas areas, stopped after --sorter-minutes of wall time
  *       (upstream trains 5 million steps): every summary's step, mean reward and num_tiles lesson;
+ *   (j) with --coop, instead of the rest: built-in DungeonEscape with config/poca/DungeonEscape.yaml (MA-POCA)
+ *       and config/ppo/DungeonEscape.yaml (independent PPO: the same network, hyperparameters and budget),
+ *       same seed: every summary's DungeonEscape/Group Reward and DungeonEscape/Escaped (recorded by the
+ *       environment once per group episode, so the same figures under either trainer), POCA's
+ *       Environment/Group Cumulative Reward beside them, and the last summary's;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
@@ -31,6 +36,7 @@
  *          --pyramids curiosity,rnd,ppo (only (g), the runs named; long)  --pyramids-steps 250000
  *          --imitation (only (h))
  *          --sorter (only (i); long)  --sorter-minutes 40  --sorter-areas 8
+ *          --coop poca,ppo (only (j), the runs named; long)  --coop-steps N (both runs' max_steps; the configs' 400000 by default)
  */
 import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
@@ -38,6 +44,9 @@ import * as path from 'path';
 import { parseArgs } from 'util';
 import * as YAML from 'yaml';
 import { builtinExecutable } from '../src/sims/builtin';
+import { ESCAPED_STAT, GROUP_REWARD_STAT } from '../src/sims/envs/dungeon-escape';
+import { listEventFiles, readEventFile } from '../src/stats/event-file';
+import { STAT_KEYS } from '../src/stats/stats-reporter';
 import { freePort, tempDir } from '../test/helpers/paths';
 import { simpleGoalArgs, writeSimplePpoConfig } from '../test/cli/learn-helpers';
 import { sacBenchmarks } from './sac';
@@ -260,6 +269,44 @@ async function simpleGoalTime(testCase: SimpleGoalCase): Promise<string[]> {
   ];
 }
 
+/** A scalar's value at each summary step, from the TensorBoard event files of one behavior's folder. */
+function scalarSeries(folder: string, tag: string): Map<number, number> {
+  const series = new Map<number, number>();
+  for (const file of listEventFiles(folder)) {
+    for (const event of readEventFile(file)) {
+      for (const value of event.summary?.value ?? []) {
+        if (value.tag === tag && value.simple_value !== undefined) series.set(Number(event.step), value.simple_value);
+      }
+    }
+  }
+  return series;
+}
+
+/**
+ * (i) Trains DungeonEscape with one of its configs for its whole budget (seed 1); a row per summary:
+ * the environment's group reward and escape rate, and the trainer's group cumulative reward (POCA's only).
+ */
+async function trainDungeonEscape(trainer: 'poca' | 'ppo', maxSteps?: number): Promise<{ rows: string[][]; last: string[]; wallSeconds: number }> {
+  const cwd = tempDir(`bench-coop-${trainer}`);
+  const config = YAML.parse(fs.readFileSync(path.join(ROOT, 'config', trainer, 'DungeonEscape.yaml'), 'utf8'));
+  if (maxSteps !== undefined) config.behaviors.DungeonEscape.max_steps = maxSteps;
+  const file = path.join(cwd, 'DungeonEscape.yaml');
+  fs.writeFileSync(file, YAML.stringify(config));
+  const args = [file, `--run-id=${trainer}`, '--env=builtin:DungeonEscape', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
+  const run = await runCli(cwd, args);
+  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  const folder = path.join(cwd, 'results', trainer, 'DungeonEscape');
+  const [reward, escaped, cumulative] = [GROUP_REWARD_STAT, ESCAPED_STAT, STAT_KEYS.groupCumulativeReward].map((tag) => scalarSeries(folder, tag));
+  const rows = [...reward.keys()].map((step) => [
+    trainer,
+    String(step),
+    reward.get(step)!.toFixed(3),
+    escaped.get(step)?.toFixed(3) ?? '',
+    cumulative.get(step)?.toFixed(3) ?? '-',
+  ]);
+  return { rows, last: rows[rows.length - 1] ?? [trainer, 'no summary'], wallSeconds: run.wallSeconds };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -277,6 +324,8 @@ async function main(): Promise<void> {
       sorter: { type: 'boolean', default: false },
       'sorter-minutes': { type: 'string', default: '40' },
       'sorter-areas': { type: 'string', default: '8' },
+      coop: { type: 'string' },
+      'coop-steps': { type: 'string' },
     },
   });
   const seconds = Number(values.seconds);
@@ -355,6 +404,19 @@ async function main(): Promise<void> {
       ['step', 'elapsed s', 'mean reward', 'num_tiles lesson'],
       await sorterCurriculum(minutes, areas),
     );
+    return;
+  }
+
+  if (values.coop !== undefined) {
+    const results = [];
+    for (const name of values.coop.split(',')) {
+      if (name !== 'poca' && name !== 'ppo') throw new Error(`--coop: unknown run "${name}"; the runs are poca, ppo.`);
+      results.push(await trainDungeonEscape(name, values['coop-steps'] === undefined ? undefined : Number(values['coop-steps'])));
+    }
+    const columns = ['trainer', 'step', GROUP_REWARD_STAT, ESCAPED_STAT, STAT_KEYS.groupCumulativeReward];
+    const title = '(j) built-in DungeonEscape, config/poca and config/ppo DungeonEscape.yaml, the same budget (seed 1, wasm backend)';
+    printTable(`${title}: every summary`, columns, results.flatMap((r) => r.rows));
+    printTable(`${title}: the last summary`, [...columns, 'run wall s'], results.map((r) => [...r.last, r.wallSeconds.toFixed(1)]));
     return;
   }
 

@@ -11,6 +11,7 @@ const BUILTIN_PREFIX = 'builtin:';
 const BUILTIN_FILES: Readonly<Record<string, string>> = {
   '3DBall': 'envs/ball3d.js',
   Basic: 'envs/basic.js',
+  DungeonEscape: 'envs/dungeon-escape.js',
   GridWorld: 'envs/gridworld.js',
   Hallway: 'envs/hallway.js',
   Pyramids: 'envs/pyramids.js',

@@ -5,12 +5,14 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import * as YAML from 'yaml';
 import { memoryLogger } from '../../src/common/logger';
 import { loadRunOptions } from '../../src/config';
 import { Academy } from '../../src/sims/sdk/academy';
 import { SimDefinition } from '../../src/sims/sdk/run-environment';
 import { BALL3D } from '../../src/sims/envs/ball3d';
 import { BASIC } from '../../src/sims/envs/basic';
+import { DUNGEON_ESCAPE } from '../../src/sims/envs/dungeon-escape';
 import { GRIDWORLD } from '../../src/sims/envs/gridworld';
 import { HALLWAY } from '../../src/sims/envs/hallway';
 import { PYRAMIDS } from '../../src/sims/envs/pyramids';
@@ -19,10 +21,10 @@ import { VISUAL3DBALL } from '../../src/sims/envs/visual3dball';
 import { REFERENCE_CONFIGS } from '../config/config-helpers';
 
 const CONFIG = path.resolve(__dirname, '../../config');
-const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, GRIDWORLD, HALLWAY, PYRAMIDS, SORTER, VISUAL3DBALL].map((d) => [d.name, d]));
+const ENVIRONMENTS = new Map<string, SimDefinition>([BALL3D, BASIC, DUNGEON_ESCAPE, GRIDWORLD, HALLWAY, PYRAMIDS, SORTER, VISUAL3DBALL].map((d) => [d.name, d]));
 
 /** config/<folder>/<Environment>.yaml for every built-in environment that has one, and the trainer_type each folder holds (ML-Agents' imitation configurations are PPO). */
-const FOLDERS = { ppo: 'ppo', sac: 'sac', imitation: 'ppo' } as const;
+const FOLDERS = { ppo: 'ppo', sac: 'sac', poca: 'poca', imitation: 'ppo' } as const;
 const configs = Object.entries(FOLDERS).flatMap(([folder, trainer]) =>
   fs
     .readdirSync(path.join(CONFIG, folder))
@@ -44,11 +46,30 @@ function behaviorNamesOf(definition: SimDefinition): string[] {
 }
 
 describe('config/ for the built-in environments', () => {
-  it('has the configurations of GridWorld, Hallway, Pyramids (curiosity, RND and imitation), Sorter (its curriculum) and Visual3DBall', () => {
+  it('has the configurations of DungeonEscape (POCA and PPO), GridWorld, Hallway, Pyramids (curiosity, RND and imitation), Sorter (its curriculum) and Visual3DBall', () => {
     const names = configs.map((c) => `${c.folder}/${c.environment}`);
     expect(names).toEqual(
-      expect.arrayContaining(['ppo/GridWorld', 'sac/GridWorld', 'ppo/Hallway', 'sac/Hallway', 'ppo/Pyramids', 'ppo/PyramidsRND', 'imitation/Pyramids', 'ppo/Sorter_curriculum', 'ppo/Visual3DBall']),
+      expect.arrayContaining([
+        'poca/DungeonEscape',
+        'ppo/DungeonEscape',
+        'ppo/GridWorld',
+        'sac/GridWorld',
+        'ppo/Hallway',
+        'sac/Hallway',
+        'ppo/Pyramids',
+        'ppo/PyramidsRND',
+        'imitation/Pyramids',
+        'ppo/Sorter_curriculum',
+        'ppo/Visual3DBall',
+      ]),
     );
+  });
+
+  it('trains DungeonEscape with PPO on the very settings of its POCA configuration, trainer_type aside', () => {
+    const [poca, ppo] = ['poca', 'ppo'].map((folder) => YAML.parse(fs.readFileSync(path.join(CONFIG, folder, 'DungeonEscape.yaml'), 'utf8')));
+    expect([poca.behaviors.DungeonEscape.trainer_type, ppo.behaviors.DungeonEscape.trainer_type]).toEqual(['poca', 'ppo']);
+    for (const config of [poca, ppo]) delete config.behaviors.DungeonEscape.trainer_type;
+    expect(ppo).toEqual(poca);
   });
 
   it.each(configs.map((c) => [`${c.folder}/${c.environment}`, c] as const))(

@@ -20,7 +20,7 @@
  * the group reward.
  */
 import { Academy } from '../sdk/academy';
-import { ActionBuffers, Agent, BehaviorParameters, ObservationSpecDef, ObservationWriter } from '../sdk/agent';
+import { ActionBuffers, Agent, ObservationSpecDef, ObservationWriter, PausableBehavior } from '../sdk/agent';
 import { SeededRandom } from '../../common/random';
 import {
   SimDefinition,
@@ -54,8 +54,6 @@ export const DEFAULT_GROUP_SIZE = 2;
 
 /** ObservationType.GOAL_SIGNAL on the wire. */
 const GOAL_SIGNAL = 1;
-/** A decision period that academy steps never reach: a waiting group agent asks for nothing. */
-const NEVER = Number.MAX_SAFE_INTEGER;
 
 export interface SimpleGoalConfig {
   /** One set of agents per name (upstream's brain_names; '1D?team=0,1D?team=1' for self-play). */
@@ -199,28 +197,6 @@ export function simpleGoalObservations(config: SimpleGoalConfig): ObservationSpe
     specs.push({ kind: 'vector', shape: [...config.varLenObsSize], variableLength: true, ...described(config.varLenObsSize) });
   }
   return specs;
-}
-
-/**
- * One agent's behavior parameters, with a decision requester that can pause: a group agent whose
- * episode ended asks for no decision until its whole group is done (MultiAgentEnvironment skips
- * it), which the SDK's fixed decision period cannot say otherwise.
- */
-class PausableBehavior implements BehaviorParameters {
-  readonly maxStep = 0;
-  readonly takeActionsBetweenDecisions = false;
-  paused = false;
-
-  constructor(
-    readonly behaviorName: string,
-    readonly observations: readonly ObservationSpecDef[],
-    readonly continuousActions: number,
-    readonly discreteBranches: readonly number[],
-  ) {}
-
-  get decisionPeriod(): number {
-    return this.paused ? NEVER : 1;
-  }
 }
 
 /** Upstream's per-behavior agent id counter: every episode start takes the next id. */

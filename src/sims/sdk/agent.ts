@@ -65,6 +65,32 @@ export interface BehaviorParameters {
   readonly takeActionsBetweenDecisions?: boolean;
 }
 
+/** A decision period that academy steps never reach: a paused agent asks for nothing. */
+const NEVER = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Behavior parameters with a decision requester that can pause, for an agent that waits out of
+ * the world while its group plays on (upstream's MultiAgentEnvironment skips a finished agent;
+ * Unity's DungeonEscape disables an eaten one). It asks for a decision every step unless
+ * paused, never repeats actions in between, and leaves episode lengths to its environment.
+ */
+export class PausableBehavior implements BehaviorParameters {
+  readonly maxStep = 0;
+  readonly takeActionsBetweenDecisions = false;
+  paused = false;
+
+  constructor(
+    readonly behaviorName: string,
+    readonly observations: readonly ObservationSpecDef[],
+    readonly continuousActions: number,
+    readonly discreteBranches: readonly number[],
+  ) {}
+
+  get decisionPeriod(): number {
+    return this.paused ? NEVER : 1;
+  }
+}
+
 /** How an observation describes its dimensions on the wire (ObservationProto.dimension_properties). */
 export function dimensionProperties(spec: ObservationSpecDef): readonly DimensionPropertyProto[] {
   if (spec.kind === 'visual') return CHANNEL_FIRST_IMAGE_DIMENSIONS;
