@@ -104,10 +104,17 @@ export class AgentProcessor {
       if (record?.lastStep !== undefined) record.lastAction = { info: previousDecision, row };
     });
 
-    // Statuses first, so that each groupmate's experience sees every other's status of this step.
+    // Every status of this step first, so that each groupmate's experience sees every other's.
+    // Upstream adds the decision steps' statuses only after processing the terminal ones: an agent
+    // that leaves at its episode's first step then sees no groupmate, which counts as its whole
+    // group having ended (no bootstrap, and its reward reported as a group episode's). An agent
+    // that both ended and starts again keeps its terminal status.
+    const ended = new Set(terminalSteps.agentId);
     for (let row = 0; row < terminalSteps.length; row++) this.addGroupStatusAndObs(terminalSteps, row, workerId, true);
+    for (let row = 0; row < decisionSteps.length; row++) {
+      if (!ended.has(decisionSteps.agentId[row])) this.addGroupStatusAndObs(decisionSteps, row, workerId, false);
+    }
     for (let row = 0; row < terminalSteps.length; row++) this.processStep(terminalSteps, row, workerId, true, step);
-    for (let row = 0; row < decisionSteps.length; row++) this.addGroupStatusAndObs(decisionSteps, row, workerId, false);
     for (let row = 0; row < decisionSteps.length; row++) this.processStep(decisionSteps, row, workerId, false, step);
     // Only now, so that the groupmates still alive saw the ended agents' last status.
     for (let row = 0; row < terminalSteps.length; row++) {

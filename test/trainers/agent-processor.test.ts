@@ -388,6 +388,21 @@ describe('AgentProcessor: groups', () => {
     expect(agent0.toAgentBuffer().has(groupObservationKey(0))).toBe(false);
   });
 
+  it('shows an agent that leaves at its first step the groupmates still playing, not its group\'s end (unlike upstream)', () => {
+    const { processor, queue } = setup();
+    const worker = new Worker(processor, 0);
+    worker.step([g(0, 0), g(1, 0), g(2, 0)]);
+    worker.step([g(0, 1), g(1, 1)], [g(2, 1, { groupReward: -1 })]);
+    const [agent2] = queue.drain();
+    expect(agent2.agentId).toBe('agent_0-2');
+    expect(agent2.steps.groupStatuses[0].map((mate) => [Array.from(mate.obs[0]), mate.done])).toEqual([
+      [[0, 0, 0], false],
+      [[0, 1, 0], false],
+    ]);
+    expect(agent2.teammateDonesReached).toBe(false);
+    expect(agent2.nextGroupObs.map((obs) => Array.from(obs[0]))).toEqual([[0, 0, 1], [0, 1, 1]]);
+  });
+
   it('counts an agent that joins the group as a groupmate from its first action on', () => {
     const { processor, queue } = setup();
     const worker = new Worker(processor, 0);
