@@ -2,7 +2,11 @@
  * MA-POCA's centralized critic (upstream's POCAValueNetwork over its MultiAgentNetworkBody,
  * poca/optimizer_torch.py and torch_entities/networks.py), for the M members of an agent's group:
  *
- *   e_j       = encoding of member j's observations (normalized, by the critic's own normalizer)
+ *   e_j       = member j's observations through the critic's ObservationEncoder
+ *               (encoders/observation-encoder.ts: vector ones normalized by the critic's own
+ *               normalizer, images through vis_encode_type's encoder, variable-length ones
+ *               through their entity attention; goal signals are ordinary inputs here, as
+ *               upstream's MultiAgentNetworkBody has no hypernetwork)
  *   g(e)      = EntityEmbedding obs_encoder: one Swish layer, e -> h
  *   f(e, a)   = EntityEmbedding obs_action_encoder: one Swish layer, (e | a) -> h, a the member's
  *               action (continuous values, then each branch one-hot)
@@ -18,13 +22,16 @@
  * A groupmate is absent where its first observation value is NaN (the trajectories pad absent
  * groupmates' slots so, as upstream's buffers do); its observations count as zeros.
  *
+ * Every member is encoded once per pass, the value and baseline passes sharing the encodings, so
+ * an encoder's gradient is the sum of what each embedding hands back to its members.
+ *
  * Both passes share every layer but the two embeddings, so one training pass runs them as one
  * batch: the B value rows, then the B baseline rows, through the attention, L and the heads; each
  * layer runs forward and backward once, and the shared ones' gradients are the two passes' sum.
  * The backward composes the layers' hand-written ones (dense.ts, entity-embedding.ts,
  * residual-self-attention.ts).
  *
- * Blocks `critic.obs_encoder...`, `critic.obs_action_encoder...`, `critic.self_attn.fc_*`,
+ * Blocks `critic.observation_encoder...` (images, attention), `critic.obs_encoder...`, `critic.obs_action_encoder...`, `critic.self_attn.fc_*`,
  * `critic.linear_encoder.<l>...`, `critic.value_heads.<signal>...`, in their own parameter vector.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -32,7 +39,8 @@ import type { NetworkSettings } from '../config/settings';
 import type { BehaviorSpec } from '../env/behavior-spec';
 import { SeededRandom } from '../common/random';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
-import { BodyInputLayout, observationLabel } from './encoders/body-input';
+import { BodyInputLayout } from './encoders/body-input';
+import { ObservationEncoder } from './encoders/observation-encoder';
 import { Dense, DenseOutputPart } from './layers/dense';
 import { EntityEmbedding, attentionGain } from './layers/entity-embedding';
 import { ParameterBlock, ParameterSource, sequentialAllocator } from './layers/layer';
@@ -78,11 +86,13 @@ export interface PocaCriticDescription {
   readonly continuousSize: number;
   readonly discreteBranches: readonly number[];
   readonly rewardSignals: readonly string[];
+  /** Present when images or variable-length observations are encoded: their encoder and shapes. */
+  readonly encoded?: { readonly visEncodeType: string; readonly shapes: ReadonlyArray<readonly number[]> };
 }
 
 /** The rows of one pass: the members' encodings, their actions, and which are absent. */
 interface Members {
-  /** count x members x encoding (member 0 the agent itself). */
+  /** count x members x layout.width (member 0 the agent itself). */
   readonly encodings: Float32Array;
   /** count x slots x action width; null for a value-only pass. */
   readonly actions: Float32Array | null;
@@ -104,6 +114,7 @@ export class PocaCritic {
 
   private readonly layout: BodyInputLayout;
   private readonly actionWidth: number;
+  private readonly observationEncoder: ObservationEncoder;
   private readonly obsEncoder: EntityEmbedding;
   private readonly obsActionEncoder: EntityEmbedding;
   private readonly attention: ResidualSelfAttention;
@@ -117,7 +128,7 @@ export class PocaCritic {
     rewardSignals: readonly string[],
     seed: number,
   ) {
-    checkSupported(spec, network);
+    checkSupported(network);
     const h = network.hidden_units;
     this.hiddenUnits = h;
     this.rewardSignals = [...rewardSignals];
@@ -128,6 +139,7 @@ export class PocaCritic {
     const encoding = this.layout.width;
 
     const { allocate, blocks, size } = sequentialAllocator();
+    this.observationEncoder = new ObservationEncoder(allocate, 'critic.observation_encoder', this.layout, network.vis_encode_type);
     // Entity counts come with each pass: the group's members.
     this.obsEncoder = new EntityEmbedding(allocate, 'critic.obs_encoder', 0, encoding, 0, h);
     this.obsActionEncoder = new EntityEmbedding(allocate, 'critic.obs_action_encoder', 0, encoding + this.actionWidth, 0, h);
@@ -140,7 +152,9 @@ export class PocaCritic {
     this.parameters = new Float32Array(size());
     this.gradient = new Float32Array(size());
     const random = new SeededRandom(seed);
-    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads]) layer.initialize(this.parameters, random);
+    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads, this.observationEncoder]) {
+      layer.initialize(this.parameters, random);
+    }
   }
 
   /** Tells the critic that `parameters` changed, so that the next pass uploads them again. */
@@ -157,7 +171,7 @@ export class PocaCritic {
   /** The value of each sample's group state (upstream's critic_pass), without keeping anything. */
   values(batch: GroupBatch): Float32Array[] {
     return tf.tidy(() => {
-      const members = this.members(batch, null);
+      const members = this.members(batch, null, false);
       const pooled = this.attention.forward(this.valueEntities(members, batch, false), tf.tensor2d(members.absent, [batch.count, batch.slots + 1]), this.source, false);
       return this.perSignal(tensorValues(this.headOutput(pooled, members.presence, false)), 0, batch.count);
     });
@@ -207,6 +221,9 @@ export class PocaCritic {
       continuousSize: this.spec.actionSpec.continuousSize,
       discreteBranches: [...this.spec.actionSpec.discreteBranches],
       rewardSignals: [...this.rewardSignals],
+      ...(this.layout.hasEncoders
+        ? { encoded: { visEncodeType: this.network.vis_encode_type, shapes: this.spec.observationSpecs.map((obs) => [...obs.shape]) } }
+        : {}),
     };
   }
 
@@ -248,7 +265,7 @@ export class PocaCritic {
   }
 
   dispose(): void {
-    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads]) layer.dispose();
+    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads, this.observationEncoder]) layer.dispose();
   }
 
   private get source(): ParameterSource {
@@ -258,7 +275,7 @@ export class PocaCritic {
   /** The heads' output [2 count, signals]: the value rows, then the baseline rows. */
   private forward(batch: GroupActionBatch, keep: boolean): tf.Tensor2D {
     const { count: n, slots } = batch;
-    const members = this.members(batch, batch);
+    const members = this.members(batch, batch, keep);
     const valueEntities = this.valueEntities(members, batch, keep);
     const mates = tf.tensor3d(this.mateRowsWithActions(members, n, slots), [n, slots, this.layout.width + this.actionWidth]);
     const embeddedMates = this.obsActionEncoder.forward(null, mates, this.source, keep);
@@ -285,8 +302,18 @@ export class PocaCritic {
     // The agent's own embedding feeds both passes.
     const selfGradient = tf.add(tf.slice(valueGradient, [0, 0, 0], [n, 1, -1]), tf.slice(baselineGradient, [0, 0, 0], [n, 1, -1]));
     const embeddedGradient = tf.concat([selfGradient, tf.slice(valueGradient, [0, 1, 0], [n, slots, -1])], 1) as tf.Tensor3D;
-    this.obsEncoder.backward(embeddedGradient, source, false);
-    this.obsActionEncoder.backward(tf.slice(baselineGradient, [0, 1, 0], [n, slots, -1]) as tf.Tensor3D, source, false);
+    const mateGradient = tf.slice(baselineGradient, [0, 1, 0], [n, slots, -1]) as tf.Tensor3D;
+    if (!this.observationEncoder.hasEncoders) {
+      this.obsEncoder.backward(embeddedGradient, source, false);
+      this.obsActionEncoder.backward(mateGradient, source, false);
+      return;
+    }
+    // Each member's encoding feeds the value pass's embedding, a groupmate's the baseline pass's too.
+    const width = this.layout.width;
+    const memberGradient = this.obsEncoder.backwardToEntities(embeddedGradient, source);
+    const mateEncodingGradient = tf.slice(this.obsActionEncoder.backwardToEntities(mateGradient, source), [0, 0, 0], [n, slots, width]);
+    const encodingGradient = tf.add(memberGradient, tf.concat([tf.zeros([n, 1, width]), mateEncodingGradient], 1));
+    this.observationEncoder.backward(tf.reshape(encodingGradient, [n * (slots + 1), width]), 'rows', source);
   }
 
   /** Every member's obs-only embedding [count, members, h]. */
@@ -317,8 +344,11 @@ export class PocaCritic {
     return rows;
   }
 
-  /** The members of each sample: encodings, actions (when `actions` is given), absences and counts. */
-  private members(batch: GroupBatch, actions: GroupActionBatch | null): Members {
+  /**
+   * The members of each sample: encodings, actions (when `actions` is given), absences and counts.
+   * Inside tf.tidy; with `keep`, the encoders keep what backward() needs.
+   */
+  private members(batch: GroupBatch, actions: GroupActionBatch | null, keep: boolean): Members {
     const { count: n, slots } = batch;
     const memberCount = slots + 1;
     const sizes = this.layout.observationSizes;
@@ -336,7 +366,8 @@ export class PocaCritic {
       }
     }
     const rows = this.layout.vectorRows(memberObs, n * memberCount);
-    const encodings = this.normalizer === null ? rows : this.normalizer.normalizeRows(rows, n * memberCount);
+    const vectorRows = this.normalizer === null ? rows : this.normalizer.normalizeRows(rows, n * memberCount);
+    const encodings = this.observationEncoder.encode(memberObs, vectorRows, n * memberCount, this.source, keep);
     const presence = new Float32Array(n);
     for (let i = 0; i < n; i++) {
       let present = 0;
@@ -377,16 +408,8 @@ export class PocaCritic {
   }
 }
 
-/** POCA's critic takes vector observations; the other kinds come with their encoders later. */
-function checkSupported(spec: BehaviorSpec, network: NetworkSettings): void {
-  spec.observationSpecs.forEach((obs, k) => {
-    if (obs.shape.length !== 1) {
-      throw new UnsupportedModelError(
-        `${observationLabel(spec, k)} has shape [${obs.shape.join(', ')}]: POCA's critic takes vector observations only so far ` +
-          '(images and variable-length observations are not built for it yet). Train this behavior with trainer_type: ppo.',
-      );
-    }
-  });
+/** The attention's heads split hidden_units. */
+function checkSupported(network: NetworkSettings): void {
   if (network.memory !== null) {
     throw new UnsupportedModelError(
       'POCA with network_settings.memory is not built yet: remove memory from this behavior, or train it with trainer_type: ppo.',
