@@ -190,6 +190,33 @@ function cases(): UpstreamCase[] {
   for (const a of oneD) {
     list.push({ name: `test_simple_poca[${pyActions(a)}]`, trainer: 'poca', maxSteps: 3000, envArgs: [...actions(a), '--group'], threshold: 0.9 });
   }
+  // MultiAgentEnvironment keeps its vector observation beside the images here (num_vector 1).
+  for (const numVisual of [1, 2]) {
+    list.push({
+      name: `test_visual_poca[${numVisual}]`,
+      trainer: 'poca',
+      maxSteps: 3000,
+      hyperparameters: { learning_rate: 3.0e-4 },
+      envArgs: [...actions([0, 1]), '--num-visual', String(numVisual), '--group'],
+      threshold: 0.9,
+    });
+  }
+  // Observation 0 is the goal signal, as in test_var_len_obs_and_goal_ppo.
+  for (const numVis of [0, 1]) {
+    for (const numVector of [0, 1]) {
+      for (const numVarLen of [1, 2]) {
+        list.push({
+          name: `test_var_len_obs_and_goal_poca[num_vis=${numVis}-num_vector=${numVector}-num_var_len=${numVarLen}-hyper]`,
+          trainer: 'poca',
+          maxSteps: 25000,
+          hyperparameters: { learning_rate: 3.0e-4 },
+          network: { goal_conditioning_type: 'hyper' },
+          envArgs: [...actions([0, 1]), ...varLen(numVis, numVector, numVarLen), '--step-size', '0.2', '--goal-indices', '0', '--group'],
+          threshold: 0.9,
+        });
+      }
+    }
+  }
   // test_simple_rl.py, SAC
   for (const a of oneD) list.push({ name: `test_simple_sac[${pyActions(a)}]`, trainer: 'sac', maxSteps: 1000, envArgs: actions(a), threshold: 0.9 });
   for (const a of [[0, 2], [2, 0]] as Array<[number, number]>) {
