@@ -3,8 +3,9 @@
  * POCAValueNetwork (release_21, torch; recorded by the script beside it) gave on its weights for
  * a batch of 4 samples of 2 groupmate slots, one slot empty: the group values (critic_pass), the
  * baselines (baseline), and the gradients of a loss on both; with an image (simple encoder) beside
- * a normalized vector observation, and with a variable-length observation and a goal signal.
- * Ours, on the same weights and batch, gives the same values, baselines, member count and gradients.
+ * a normalized vector observation, with a variable-length observation and a goal signal, and with
+ * memory (2 sequences of 2 steps, each pass from memories of its own). Ours, on the same weights
+ * and batch, gives the same values, baselines, memories after, member count and gradients.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -25,6 +26,10 @@ interface Case {
   group_observations: Array<Array<Array<number | null>>>;
   group_continuous_actions: number[][];
   group_discrete_actions: number[][];
+  value_memories: number[];
+  baseline_memories: number[];
+  value_memories_after: number[];
+  baseline_memories_after: number[];
   values: Record<string, number[]>;
   baselines: Record<string, number[]>;
   current_max_agents: number;
@@ -51,6 +56,7 @@ const CASES: Array<[string, BehaviorSpec, ReturnType<typeof network>]> = [
     },
     network({ normalize: true, hidden_units: 8, num_layers: 1 }),
   ],
+  ['memory', { observationSpecs: [vectorObservation(3)], actionSpec: new ActionSpec(0, [3]) }, network({ hidden_units: 8, num_layers: 2, memory: { memory_size: 6, sequence_length: 2 } })],
 ];
 
 /** Upstream's name for our block (its LinearEncoder puts an activation after each layer: our layer l is its module 2l). */
@@ -126,14 +132,20 @@ describe("POCA's critic against upstream's", () => {
     const critic = upstreamCritic(upstream, spec, settings);
     const batch = groupBatchOf(upstream, spec);
     critic.updateNormalization(batch.observations, COUNT);
-    const estimates = critic.estimate(batch);
+    const sequences =
+      critic.memorySize === 0
+        ? undefined
+        : { length: upstream.sequence_length, value: Float32Array.from(upstream.value_memories), baseline: Float32Array.from(upstream.baseline_memories) };
+    const estimates = critic.estimate(batch, sequences);
     expect(critic.maxAgents).toBe(upstream.current_max_agents);
     SIGNALS.forEach((signal, s) => {
       expectCloseToScale(estimates.values[s], upstream.values[signal], `values of ${signal}`);
       expectCloseToScale(estimates.baselines[s], upstream.baselines[signal], `baselines of ${signal}`);
     });
+    expectCloseToScale(estimates.memories.value, upstream.value_memories_after, 'value memories after');
+    expectCloseToScale(estimates.memories.baseline, upstream.baseline_memories_after, 'baseline memories after');
 
-    const { gradient } = critic.computeGradient(batch, recordedLoss(upstream));
+    const { gradient } = critic.computeGradient(batch, recordedLoss(upstream), sequences);
     for (const block of critic.blocks) {
       const theirs = upstream.gradients[torchName(block.name)];
       expectCloseToScale(blockValues(gradient, block), converted(block, theirs, true), `gradient of ${block.name}`, 1e-3);

@@ -2,8 +2,9 @@
  * POCA's critic (src/networks/poca-critic.ts): every parameter block's gradient of a loss on the
  * values and the baselines against finite differences (vector observations, an image, a
  * variable-length observation), absent groupmates masked (their slots, whatever they hold,
- * change nothing), groupmates' order irrelevant, goal signals as ordinary inputs, the member
- * count's scaling, and the checkpoint arrays.
+ * change nothing), groupmates' order irrelevant, goal signals as ordinary inputs, memory (through
+ * time, and a trajectory run sequence after sequence), the member count's scaling, and the
+ * checkpoint arrays.
  */
 import { ActionSpec, BehaviorSpec, ObservationType, observationSize } from '../../src/env/behavior-spec';
 import { SeededRandom } from '../../src/common/random';
@@ -189,6 +190,44 @@ describe('POCA critic', () => {
     expect(conditioned.estimate(otherGoal).values[0][0]).not.toBeCloseTo(conditioned.estimate(batch).values[0][0], 4);
   });
 
+  it('with memory: the LSTM after the linear encoder, each pass from its own memories; every block through time as finite differences say', () => {
+    const net = critic({ memory: { memory_size: 6, sequence_length: 3 } });
+    expect(net.block('critic.lstm.weight_ih').shape).toEqual([12, 8]);
+    expect(net.block('critic.value_heads.extrinsic.weight').shape).toEqual([1, 3 + 1]);
+    shakeBiases(net);
+    const random = new SeededRandom(4);
+    const memories = () => new Float32Array(2 * 6).map(() => 0.5 * random.gaussian());
+    const sequences = { length: 3, value: memories(), baseline: memories() };
+    const batch = groupBatch(6, 2, [[1, 1], [4, 0]], 2);
+    const loss = estimateLoss(9);
+    const checked = net.blocks.filter((block) => !block.name.endsWith('fc_k.bias'));
+    expectGradientsAsFiniteDifferences(net, () => net.computeGradient(batch, loss, sequences), checked, 1e-2);
+    expect(() => net.estimate(batch)).toThrow(/with memory runs on whole sequences/);
+  });
+
+  it('runs a trajectory sequence after sequence, each from the memories the one before ended with (upstream\'s _evaluate_by_sequence_team)', () => {
+    const net = critic({ memory: { memory_size: 6, sequence_length: 2 } });
+    const random = new SeededRandom(8);
+    const initial = { value: new Float32Array(6).map(() => random.gaussian()), baseline: new Float32Array(6).map(() => random.gaussian()) };
+    const trajectory = groupBatch(5, 2, [[3, 1]], 5);
+    const inSequences = net.estimateInSequences(trajectory, initial, 2);
+    // One sequence of all 5 steps from the same memories: an LSTM's steps only look back, so the
+    // first sequence agrees, and the third step's memories are the first pass's memories after.
+    const whole = net.estimate(trajectory, { length: 5, ...initial });
+    const firstTwo = net.estimate({ ...trajectory, count: 2 }, { length: 2, ...initial });
+    for (let t = 0; t < 2; t++) expect(inSequences.values[0][t]).toBeCloseTo(whole.values[0][t], 5);
+    expect(Array.from(inSequences.stepMemories.value.subarray(0, 6))).toEqual(Array.from(initial.value));
+    expect(Array.from(inSequences.stepMemories.baseline.subarray(6, 12))).toEqual(Array.from(initial.baseline));
+    expect(Array.from(inSequences.stepMemories.value.subarray(12, 18))).toEqual(Array.from(firstTwo.memories.value));
+    expect(Array.from(inSequences.stepMemories.baseline.subarray(18, 24))).toEqual(Array.from(firstTwo.memories.baseline));
+    // Past the first sequence, the second starts again from the carried memories: one pass over all 5 steps agrees.
+    for (let t = 2; t < 5; t++) {
+      expect(inSequences.values[0][t]).toBeCloseTo(whole.values[0][t], 5);
+      expect(inSequences.baselines[1][t]).toBeCloseTo(whole.baselines[1][t], 5);
+    }
+    expect(inSequences.finalMemories.value[0]).toBeCloseTo(whole.memories.value[0], 5);
+  });
+
   it('ignores absent groupmates whatever their slots hold, and the order of the groupmates', () => {
     const net = critic();
     const full = groupBatch(4, 2, [], 4);
@@ -243,7 +282,6 @@ describe('POCA critic', () => {
     const camera = { observationSpecs: [visualObservation(3, 10, 10)], actionSpec: new ActionSpec(1, []) };
     expect(() => new PocaCritic(camera, network(), ['extrinsic'], 1)).toThrow(UnsupportedModelError);
     expect(() => new PocaCritic(camera, network(), ['extrinsic'], 1)).toThrow(/Observation 0 \(camera3x10x10\): visual observation resolution \(10x10\) is too small .*simple.*vis_encode_type/);
-    expect(() => critic({ memory: { memory_size: 16, sequence_length: 4 } })).toThrow(/POCA with network_settings.memory is not built yet/);
     expect(() => critic({ hidden_units: 10 })).toThrow(/hidden_units is 10.*multiple of 4/);
   });
 });
