@@ -34,9 +34,9 @@
  * The backward composes the layers' hand-written ones (dense.ts, entity-embedding.ts,
  * residual-self-attention.ts).
  *
- * Blocks `critic.observation_encoder...` (images, attention), `critic.obs_encoder...`, `critic.obs_action_encoder...`, `critic.self_attn.fc_*`,
- * `critic.linear_encoder.<l>...`, `critic.lstm...` (memory), `critic.value_heads.<signal>...`, in
- * their own parameter vector.
+ * Blocks `critic.observation_encoder...` (images, attention), `critic.obs_encoder...`,
+ * `critic.obs_action_encoder...`, `critic.self_attn.fc_*`, `critic.linear_encoder.<l>...`,
+ * `critic.lstm...` (memory), `critic.value_heads.<signal>...`, in their own parameter vector.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
