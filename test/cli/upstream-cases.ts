@@ -429,7 +429,8 @@ export function caseRunId(c: UpstreamCase): string {
 
 /**
  * Trains a case over real gRPC against SimpleGoal, its results under `cwd` (results/<caseRunId>);
- * returns the mean of its last 5 episode rewards. A POCA case in groups (--group) is judged on its
+ * returns the mean of its last 5 episode rewards (the threshold itself when it has none and fewer
+ * ended). A POCA case in groups (--group) is judged on its
  * last 5 group episodes' group rewards (pocaGroupRewards): upstream's MultiAgentEnvironment records each
  * agent's end reward, which its trainer only sees as the last agent's group reward (an agent that
  * ends first is paid at most a time penalty), so an episode scores as upstream's only when the
@@ -442,7 +443,10 @@ export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd =
   const args = await simpleGoalArgs(runId, `--seed=${seed}`, '--env-args', ...c.envArgs);
   const controller = await learn(args, { cwd, logger: memoryLogger() });
   const trainer = controller.behaviorTrainers.get('1D')!;
-  return meanOfLastFive(trainer instanceof PocaTrainer && c.envArgs.includes('--group') ? pocaGroupRewards(trainer) : trainer.episodeRewards);
+  const rewards = trainer instanceof PocaTrainer && c.envArgs.includes('--group') ? pocaGroupRewards(trainer) : trainer.episodeRewards;
+  // Without a threshold upstream reads no reward: a short run may end fewer than 5 episodes.
+  if (!Number.isFinite(c.threshold) && rewards.length < 5) return c.threshold;
+  return meanOfLastFive(rewards);
 }
 
 /**
