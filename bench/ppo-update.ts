@@ -18,7 +18,12 @@
  * 56 + 56 + 56 + 4, one branch of 5, 2 x 512, buffer 2048, batch 128, 3 epochs) with curiosity
  * (encoding 256, 2 layers) or RND (3 x 64) beside the extrinsic signal, each minibatch's
  * reward-signal update included, against ML-Agents' optimizer measured here.
- * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only
+ * Then a POCA row on the wasm backend: one POCA update (actor, and the centralized critic's values
+ * and baselines) of agents in groups of 4 on config/poca/DungeonEscape.yaml's hyperparameters
+ * (batch 1024, buffer 10240, 3 epochs: 30 minibatches; 2 x 256, no normalization), one vector
+ * observation of 120 values and one branch of 7, against ML-Agents' TorchPOCAOptimizer on the same
+ * shapes (bench/ml-agents-poca-update.py).
+ * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only  --poca-only
  */
 import { parseArgs } from 'util';
 import { memoryLogger } from '../src/common/logger';
@@ -35,6 +40,8 @@ import { printTable } from './table';
 import { createRewardProvider } from '../src/trainers/reward-signals/registry';
 import type { RewardBatch } from '../src/trainers/reward-signals/reward-provider';
 import { measure } from './measure';
+import { GroupActionBatch, PocaCritic } from '../src/networks/poca-critic';
+import { PocaMinibatch, PocaOptimizer } from '../src/trainers/poca/optimizer';
 
 const BATCH = 64;
 const MINIBATCHES_PER_UPDATE = Math.floor(12000 / BATCH) * 3;
@@ -188,15 +195,74 @@ async function main(): Promise<void> {
       'visual-only': { type: 'boolean', default: false },
       'recurrent-only': { type: 'boolean', default: false },
       'reward-signals-only': { type: 'boolean', default: false },
+      'poca-only': { type: 'boolean', default: false },
     },
   });
   const minSeconds = Number(values['min-seconds']);
-  const only = [values['visual-only'], values['recurrent-only'], values['reward-signals-only']];
+  const only = [values['visual-only'], values['recurrent-only'], values['reward-signals-only'], values['poca-only']];
   const all = !only.some(Boolean);
   if (all) await vectorBenchmarks(values.backends as string, minSeconds);
   if (all || values['visual-only']) await visualBenchmarks(minSeconds);
   if (all || values['recurrent-only']) await recurrentBenchmark(minSeconds);
   if (all || values['reward-signals-only']) await rewardSignalBenchmarks(minSeconds);
+  if (all || values['poca-only']) await pocaBenchmark(minSeconds);
+}
+
+/**
+ * ML-Agents' TorchPOCAOptimizer on the POCA row's shapes, ms per minibatch, measured on this
+ * machine (bench/ml-agents-poca-update.py; Debian's torch 1.13, generic BLAS): 14706 and 10122 ms
+ * in two runs alternating with ours (2756 and 2634 ms); the faster one.
+ */
+const DUNGEON_ESCAPE_ML_AGENTS_MS = 10122;
+
+/** One POCA update of agents in groups of 4 on DungeonEscape's hyperparameters (wasm backend). */
+async function pocaBenchmark(minSeconds: number): Promise<void> {
+  await selectBackend('wasm', memoryLogger());
+  const spec: BehaviorSpec = {
+    observationSpecs: [{ shape: [120], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'rays' }],
+    actionSpec: ActionSpec.createDiscrete([7]),
+  };
+  const network = { normalize: false, hidden_units: 256, num_layers: 2, vis_encode_type: 'simple' as const, memory: null, goal_conditioning_type: 'hyper' as const, deterministic: false };
+  const model = new ActorCritic(spec, { network, rewardSignals: ['extrinsic'], sharedCritic: false, actorOnly: true, seed: 1 });
+  const critic = new PocaCritic(spec, network, ['extrinsic'], 2);
+  const hyperparameters = {
+    batch_size: 1024,
+    buffer_size: 10240,
+    learning_rate: 3e-4,
+    beta: 0.01,
+    epsilon: 0.2,
+    lambd: 0.95,
+    num_epoch: 3,
+    learning_rate_schedule: 'constant' as const,
+    beta_schedule: 'linear' as const,
+    epsilon_schedule: 'linear' as const,
+  };
+  const optimizer = new PocaOptimizer(model, critic, { hyperparameters, maxSteps: 20_000_000, rewardProviders: new Map(), behavioralCloning: null });
+  const batch = hyperparameters.batch_size;
+  const slots = 3;
+  const random = new SeededRandom(5);
+  const batches: PocaMinibatch[] = Array.from({ length: 2 }, () => {
+    const ppo = minibatches(model, 1, spec, batch)[0];
+    const group: GroupActionBatch = {
+      count: batch,
+      slots,
+      observations: ppo.observations,
+      groupObservations: [new Float32Array(batch * slots * 120).map(() => random.gaussian())],
+      groupContinuousActions: new Float32Array(0),
+      groupDiscreteActions: Int32Array.from({ length: batch * slots }, () => random.int(7)),
+    };
+    const estimates = critic.estimate(group);
+    return { ...ppo, oldValues: { extrinsic: estimates.values[0] }, oldBaselines: { extrinsic: estimates.baselines[0] }, group };
+  });
+  const ms = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
+  const perUpdate = (hyperparameters.buffer_size / batch) * hyperparameters.num_epoch;
+  model.dispose();
+  critic.dispose();
+  printTable(
+    'POCA update (wasm backend): groups of 4, 120 values, discrete 7, 2x256, DungeonEscape: buffer 10240, batch 1024, 3 epochs',
+    ['case', 'ms/minibatch', 's/update', 'ML-Agents ms/minibatch', 'x faster'],
+    [['DungeonEscape-style', ms.toFixed(1), ((ms * perUpdate) / 1000).toFixed(2), String(DUNGEON_ESCAPE_ML_AGENTS_MS), (DUNGEON_ESCAPE_ML_AGENTS_MS / ms).toFixed(1)]],
+  );
 }
 
 /** ML-Agents' Python trainer on Pyramids' settings, ms per minibatch (reward-signal update included), measured on this machine with its own optimizer. */

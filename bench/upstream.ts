@@ -35,7 +35,7 @@ async function main(): Promise<void> {
       pass = false;
     }
     if (pass) passed++;
-    const row = [c.name, String(c.maxSteps), reward, String(c.threshold), pass ? 'yes' : 'NO', ((performance.now() - start) / 1000).toFixed(1)];
+    const row = [c.name, String(c.maxSteps), reward, Number.isFinite(c.threshold) ? String(c.threshold) : 'none', pass ? 'yes' : 'NO', ((performance.now() - start) / 1000).toFixed(1)];
     console.log(row.join('  '));
     rows.push(row);
   }

@@ -1,9 +1,8 @@
 /**
- * Upstream's NetworkBody (torch_entities/networks.py): each observation encoded (every image by a
- * visual encoder of its own, vector observations as given, normalized beforehand), side by side
- * in observation order, then the variable-length observations' attention over their entities
- * (encoders/entity-attention.ts, with the encodings before it as x_self), then the actions the
- * network takes (SAC's Q networks), then the body's
+ * Upstream's NetworkBody (torch_entities/networks.py): its observations encoded by an
+ * ObservationEncoder (encoders/observation-encoder.ts: images, vector observations normalized
+ * beforehand, the variable-length observations' attention), then the actions the network takes
+ * (SAC's Q networks), then the body's
  * encoder: the LinearEncoder, or, when the behavior has goal signals and
  * network_settings.goal_conditioning_type is hyper, upstream's ConditionalEncoder (its last layer
  * a hypernetwork on the goal signals' encodings; with none, the goals are ordinary inputs); then,
@@ -17,14 +16,15 @@
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
 import type { SeededRandom } from '../common/random';
-import { BodyInputLayout, observationLabel } from './encoders/body-input';
-import { EntityAttentionEncoder } from './encoders/entity-attention';
-import { VisualEncoder } from './encoders/visual-encoder';
+import { BodyInputLayout } from './encoders/body-input';
+import type { EntityAttentionEncoder } from './encoders/entity-attention';
+import { ObservationEncoder, TracedEncoding } from './encoders/observation-encoder';
+import type { VisualEncoder } from './encoders/visual-encoder';
 import { ConditionalEncoder } from './layers/conditional-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from './layers/layer';
 import { BodyEncoder, LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
-import { copyColumns, copyTensorInto, tensorValues, transposeInto } from './tensor-io';
+import { tensorValues, transposeInto } from './tensor-io';
 
 /** A network body's traced pass (layers/layer.ts): the encoding, and d/d one observation from d/d encoding. */
 export interface TracedBodyPass {
@@ -34,10 +34,8 @@ export interface TracedBodyPass {
 }
 
 export class NetworkBody {
-  /** One per image, in observation order (upstream's processors). */
-  readonly encoders: readonly VisualEncoder[];
-  /** The variable-length observations' attention; null without any. */
-  readonly attention: EntityAttentionEncoder | null;
+  /** The observations' encoders (images, variable-length observations), upstream's observation_encoder. */
+  readonly observationEncoder: ObservationEncoder;
   /** The LinearEncoder, or the ConditionalEncoder of a goal-conditioned body. */
   readonly bodyEncoder: BodyEncoder;
   /** Upstream's LSTM after the body encoder (network_settings.memory); null without memory. */
@@ -56,27 +54,30 @@ export class NetworkBody {
     network: NetworkSettings,
     readonly actionInputs = 0,
   ) {
-    const { spec, encodingSize } = layout;
-    this.encoders = layout.visualObservations.map(
-      (k) =>
-        new VisualEncoder(allocate, `${name}.encoders.${k}`, spec.observationSpecs[k], network.vis_encode_type, encodingSize, observationLabel(spec, k)),
-    );
-    const { entityObservations, selfWidth } = layout;
-    this.attention = entityObservations.length === 0 ? null : new EntityAttentionEncoder(allocate, `${name}.encoders`, selfWidth, entityObservations);
+    this.observationEncoder = new ObservationEncoder(allocate, `${name}.encoders`, layout, network.vis_encode_type);
     this.inputWidth = layout.width + actionInputs;
     this.bodyEncoder = createBodyEncoder(allocate, `${name}.layers`, layout, network, this.inputWidth);
     this.memory = network.memory === null ? null : new Lstm(allocate, `${name}.lstm`, network.hidden_units, network.memory.memory_size);
   }
 
+  /** One visual encoder per image, in observation order. */
+  get encoders(): readonly VisualEncoder[] {
+    return this.observationEncoder.visual;
+  }
+
+  /** The variable-length observations' attention; null without any. */
+  get attention(): EntityAttentionEncoder | null {
+    return this.observationEncoder.attention;
+  }
+
   /** Whether anything below the body encoder (visual encoders, attention) needs the gradient of its input. */
   get hasEncoders(): boolean {
-    return this.encoders.length > 0 || this.attention !== null;
+    return this.observationEncoder.hasEncoders;
   }
 
   /** Draws the encoders' initial weights: the visual encoders', then the attention's. */
   initializeEncoders(parameters: Float32Array, random: SeededRandom): void {
-    for (const encoder of this.encoders) encoder.initialize(parameters, random);
-    this.attention?.initialize(parameters, random);
+    this.observationEncoder.initialize(parameters, random);
   }
 
   /** Whether a hypernetwork conditions the body on the goal signals. */
@@ -124,12 +125,7 @@ export class NetworkBody {
     return this.memory.forward(encoding, memories, count, 1, parameters, false);
   }
 
-  /**
-   * The encoded observations (count x layout.width): `vectorRows` (count x layout.vectorWidth)
-   * with each image's encoding in its place, then the attention's output; `vectorRows` itself
-   * when there are neither. With `keep`, the encoders keep what backwardEncoders() needs, in the
-   * caller's tf.tidy scope.
-   */
+  /** The encoded observations (count x layout.width): ObservationEncoder.encode(). */
   encodeObservations(
     observations: readonly Float32Array[],
     vectorRows: Float32Array,
@@ -137,30 +133,7 @@ export class NetworkBody {
     source: ParameterSource,
     keep: boolean,
   ): Float32Array {
-    if (!this.hasEncoders) return vectorRows;
-    const { width, selfWidth, vectorWidth, encodingSize, observationSizes, visualObservations } = this.layout;
-    const rows = new Float32Array(count * width);
-    const encoding = new Float32Array(count * encodingSize);
-    let column = 0;
-    let vectorColumn = 0;
-    observationSizes.forEach((size, k) => {
-      const e = visualObservations.indexOf(k);
-      if (e >= 0) {
-        copyTensorInto(this.encoders[e].forward(observations[k], count, source, keep), encoding);
-        copyColumns(encoding, encodingSize, 0, rows, width, column, encodingSize, count);
-        column += encodingSize;
-      } else if (this.layout.isVector(k)) {
-        copyColumns(vectorRows, vectorWidth, vectorColumn, rows, width, column, size, count);
-        vectorColumn += size;
-        column += size;
-      }
-    });
-    if (this.attention !== null) {
-      const self = selfWidth === 0 ? null : tf.slice(tf.tensor2d(rows, [count, width]), [0, 0], [-1, selfWidth]);
-      const attended = tensorValues(this.attention.forward(self, observations, count, source, keep));
-      copyColumns(attended, this.attention.outputSize, 0, rows, width, selfWidth, this.attention.outputSize, count);
-    }
-    return rows;
+    return this.observationEncoder.encode(observations, vectorRows, count, source, keep);
   }
 
   /**
@@ -182,29 +155,11 @@ export class NetworkBody {
   }
 
   /**
-   * Hands the attention and each visual encoder the gradient of its encoding, out of the
-   * gradient of the body encoder's input: count x inputWidth (`rows`) or inputWidth x count
-   * (`columns`). The attention's x_self gradient adds to the images' encodings before theirs.
+   * Hands the encoders the gradient of the body encoder's input, count x inputWidth (`rows`) or
+   * inputWidth x count (`columns`): ObservationEncoder.backward().
    */
   backwardEncoders(inputGradient: tf.Tensor2D, orientation: 'rows' | 'columns', source: ParameterSource): void {
-    if (this.attention !== null) {
-      const rows = orientation === 'rows' ? inputGradient : tf.transpose(inputGradient);
-      const { selfWidth } = this.layout;
-      const attendedGradient = tf.slice(rows, [0, selfWidth], [-1, this.attention.outputSize]);
-      const selfGradient = this.attention.backward(attendedGradient, source, this.encoders.length > 0);
-      if (selfGradient === null) return;
-      inputGradient = tf.add(tf.slice(rows, [0, 0], [-1, selfWidth]), selfGradient);
-      orientation = 'rows';
-    }
-    this.encoders.forEach((encoder, e) => {
-      const column = this.layout.encodingColumns[e];
-      const size = encoder.outputSize;
-      const encodingGradient =
-        orientation === 'rows'
-          ? tf.slice(inputGradient, [0, column], [-1, size])
-          : tf.transpose(tf.slice(inputGradient, [column, 0], [size, -1]));
-      encoder.backward(encodingGradient as tf.Tensor2D, source);
-    });
+    this.observationEncoder.backward(inputGradient, orientation, source);
   }
 
   /**
@@ -214,48 +169,32 @@ export class NetworkBody {
    * No memory. Without images, `rows` is the body encoder's input as it is.
    */
   tracedPass(images: readonly tf.Tensor4D[], rows: tf.Tensor2D, parameters: TracedParameters): TracedBodyPass {
-    const { spec, vectorWidth, observationSizes, columns } = this.layout;
-    const imagePasses = this.encoders.map((encoder, e) => encoder.tracedPass(images[e], parameters));
+    const { vectorWidth, visualObservations, observationSizes, columns } = this.layout;
     let input = rows;
-    if (imagePasses.length > 0) {
-      const parts: tf.Tensor2D[] = [];
-      let vectorColumn = 0;
-      spec.observationSpecs.forEach((_, k) => {
-        const e = this.layout.visualObservations.indexOf(k);
-        if (e >= 0) {
-          parts.push(imagePasses[e].output);
-          return;
-        }
-        parts.push(tf.slice(rows, [0, vectorColumn], [-1, observationSizes[k]]));
-        vectorColumn += observationSizes[k];
-      });
-      if (this.actionInputs > 0) parts.push(tf.slice(rows, [0, vectorWidth], [-1, this.actionInputs]));
-      input = tf.concat(parts, 1);
+    let encoded: TracedEncoding | null = null;
+    if (visualObservations.length > 0) {
+      encoded = this.observationEncoder.tracedPass(images, tf.slice(rows, [0, 0], [-1, vectorWidth]), parameters);
+      input = this.actionInputs > 0 ? tf.concat([encoded.output, tf.slice(rows, [0, vectorWidth], [-1, this.actionInputs])], 1) : encoded.output;
     }
     const body = this.bodyEncoder.tracedPass(input, parameters);
     return {
       output: body.output,
       observationGradient: (dy, k) => {
-        const e = this.layout.visualObservations.indexOf(k);
-        const width = e >= 0 ? this.layout.encodingSize : observationSizes[k];
+        const width = visualObservations.includes(k) ? this.layout.encodingSize : observationSizes[k];
         const gradient = tf.slice(body.inputGradient(dy), [0, columns[k]], [-1, width]);
-        return e >= 0 ? imagePasses[e].inputGradient(gradient) : gradient;
+        return encoded === null ? gradient : encoded.observationGradient(gradient, k);
       },
     };
   }
 
   /** An image observation's exported input shape (channels, height, width); null for other observations. */
   imageInput(observation: number): [number, number, number] | null {
-    const e = this.layout.visualObservations.indexOf(observation);
-    if (e < 0) return null;
-    const { channels, height, width } = this.encoders[e].layout;
-    return [channels, height, width];
+    return this.observationEncoder.imageInput(observation);
   }
 
   /** A variable-length observation's exported input shape (entities, entity size); null for other observations. */
   entityInput(observation: number): [number, number] | null {
-    const found = this.layout.entityObservations.find((e) => e.observation === observation);
-    return found === undefined ? null : [found.maxEntities, found.entitySize];
+    return this.observationEncoder.entityInput(observation);
   }
 
   /**
@@ -264,24 +203,14 @@ export class NetworkBody {
    * encoding's name. Without actions: the exported actor takes none.
    */
   exportOnnx(graph: GraphWriter, observations: readonly string[], parameters: Float32Array): string {
-    const visual = this.layout.visualObservations;
-    const encoded: string[] = [];
-    observations.forEach((node, k) => {
-      const e = visual.indexOf(k);
-      if (e >= 0) encoded.push(this.encoders[e].exportOnnx(graph, node, parameters));
-      else if (this.layout.isVector(k)) encoded.push(node);
-    });
-    if (this.attention !== null) {
-      const self = encoded.length === 0 ? null : graph.node('Concat', encoded, `${this.name}.x_self`, { axis: { int: 1 } });
-      encoded.push(this.attention.exportOnnx(graph, self, observations, parameters));
-    }
+    const encoded = this.observationEncoder.exportOnnx(graph, observations, parameters, this.name);
     const input = graph.node('Concat', encoded, `${this.name}.observations`, { axis: { int: 1 } });
     return this.bodyEncoder.exportOnnx(graph, input, `${this.name}.layers`, parameters);
   }
 
   dispose(): void {
     this.bodyEncoder.dispose();
-    this.attention?.dispose();
+    this.observationEncoder.dispose();
   }
 }
 

@@ -2,21 +2,31 @@
  * MA-POCA's centralized critic (upstream's POCAValueNetwork over its MultiAgentNetworkBody,
  * poca/optimizer_torch.py and torch_entities/networks.py), for the M members of an agent's group:
  *
- *   e_j       = encoding of member j's observations (normalized, by the critic's own normalizer)
+ *   e_j       = member j's observations through the critic's ObservationEncoder
+ *               (encoders/observation-encoder.ts: vector ones normalized by the critic's own
+ *               normalizer, images through vis_encode_type's encoder, variable-length ones
+ *               through their entity attention; goal signals are ordinary inputs here, as
+ *               upstream's MultiAgentNetworkBody has no hypernetwork)
  *   g(e)      = EntityEmbedding obs_encoder: one Swish layer, e -> h
  *   f(e, a)   = EntityEmbedding obs_action_encoder: one Swish layer, (e | a) -> h, a the member's
  *               action (continuous values, then each branch one-hot)
- *   value     V(s)      = heads(L(RSA(g(e_self), g(e_mate_1), ...)), n)
- *   baseline  Q(s, a-i) = heads(L(RSA(g(e_self), f(e_mate_1, a_mate_1), ...)), n)
+ *   value     V(s)      = heads(M(L(RSA(g(e_self), g(e_mate_1), ...))), n)
+ *   baseline  Q(s, a-i) = heads(M(L(RSA(g(e_self), f(e_mate_1, a_mate_1), ...))), n)
  *
  * RSA is the residual self-attention over the members present (absent groupmates are masked: no
  * member attends to them and the pooling leaves them out), L upstream's LinearEncoder of
  * num_layers Swish layers drawn KaimingHeNormal with gain sqrt(0.125 / h), and n the members
  * present scaled to [-1, 1] by the most ever seen (2 n / max - 1), a last input of the value
- * heads. The baseline marginalizes the agent's own action: its own entity is its observation alone.
+ * heads. M is the identity, or with network_settings.memory upstream's LSTM over sequences of
+ * steps (rows sequence after sequence), the value pass and the baseline pass each from memories
+ * of their own (upstream's critic and baseline memories). The baseline marginalizes the agent's
+ * own action: its own entity is its observation alone.
  *
  * A groupmate is absent where its first observation value is NaN (the trajectories pad absent
  * groupmates' slots so, as upstream's buffers do); its observations count as zeros.
+ *
+ * Every member is encoded once per pass, the value and baseline passes sharing the encodings, so
+ * an encoder's gradient is the sum of what each embedding hands back to its members.
  *
  * Both passes share every layer but the two embeddings, so one training pass runs them as one
  * batch: the B value rows, then the B baseline rows, through the attention, L and the heads; each
@@ -24,19 +34,22 @@
  * The backward composes the layers' hand-written ones (dense.ts, entity-embedding.ts,
  * residual-self-attention.ts).
  *
- * Blocks `critic.obs_encoder...`, `critic.obs_action_encoder...`, `critic.self_attn.fc_*`,
- * `critic.linear_encoder.<l>...`, `critic.value_heads.<signal>...`, in their own parameter vector.
+ * Blocks `critic.observation_encoder...` (images, attention), `critic.obs_encoder...`,
+ * `critic.obs_action_encoder...`, `critic.self_attn.fc_*`, `critic.linear_encoder.<l>...`,
+ * `critic.lstm...` (memory), `critic.value_heads.<signal>...`, in their own parameter vector.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { NetworkSettings } from '../config/settings';
 import type { BehaviorSpec } from '../env/behavior-spec';
 import { SeededRandom } from '../common/random';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
-import { BodyInputLayout, observationLabel } from './encoders/body-input';
+import { BodyInputLayout } from './encoders/body-input';
+import { ObservationEncoder } from './encoders/observation-encoder';
 import { Dense, DenseOutputPart } from './layers/dense';
 import { EntityEmbedding, attentionGain } from './layers/entity-embedding';
 import { ParameterBlock, ParameterSource, sequentialAllocator } from './layers/layer';
 import { LinearEncoder } from './layers/linear-encoder';
+import { Lstm } from './layers/lstm';
 import { ResidualSelfAttention } from './layers/residual-self-attention';
 import { RunningNormalizer } from './normalizer';
 import { tensorValues } from './tensor-io';
@@ -60,13 +73,32 @@ export interface GroupActionBatch extends GroupBatch {
   /** count x slots x continuous size */
   readonly groupContinuousActions: Float32Array;
   /** count x slots x number of branches */
-  readonly groupDiscreteActions: ArrayLike<number>;
+  readonly groupDiscreteActions: Float32Array | Int32Array;
 }
 
 /** Per reward signal, in the order of `rewardSignals`, count values each. */
 export interface CriticEstimates {
   readonly values: readonly Float32Array[];
   readonly baselines: readonly Float32Array[];
+}
+
+/** The memories of the two passes with memory: sequences x memorySize each ([h | c]). */
+export interface PocaMemories {
+  readonly value: Float32Array;
+  readonly baseline: Float32Array;
+}
+
+/** A batch's rows are whole sequences of `length` steps, each from its row of the memories. */
+export interface PocaSequences extends PocaMemories {
+  readonly length: number;
+}
+
+/** The estimates over one agent's trajectory with memory (see estimateInSequences()). */
+export interface SequenceEstimates extends CriticEstimates {
+  /** Per step, the memories at the start of its sequence (steps x memorySize each; upstream's critic and baseline memories). */
+  readonly stepMemories: PocaMemories;
+  /** The memories after the last step. */
+  readonly finalMemories: PocaMemories;
 }
 
 /** What a checkpoint records to recognize a critic of this architecture. */
@@ -78,11 +110,15 @@ export interface PocaCriticDescription {
   readonly continuousSize: number;
   readonly discreteBranches: readonly number[];
   readonly rewardSignals: readonly string[];
+  /** Present when images or variable-length observations are encoded: their encoder and shapes. */
+  readonly encoded?: { readonly visEncodeType: string; readonly shapes: ReadonlyArray<readonly number[]> };
+  /** Present with memory: network_settings.memory.memory_size. */
+  readonly memorySize?: number;
 }
 
 /** The rows of one pass: the members' encodings, their actions, and which are absent. */
 interface Members {
-  /** count x members x encoding (member 0 the agent itself). */
+  /** count x members x layout.width (member 0 the agent itself). */
   readonly encodings: Float32Array;
   /** count x slots x action width; null for a value-only pass. */
   readonly actions: Float32Array | null;
@@ -104,10 +140,13 @@ export class PocaCritic {
 
   private readonly layout: BodyInputLayout;
   private readonly actionWidth: number;
+  private readonly observationEncoder: ObservationEncoder;
   private readonly obsEncoder: EntityEmbedding;
   private readonly obsActionEncoder: EntityEmbedding;
   private readonly attention: ResidualSelfAttention;
   private readonly linearEncoder: LinearEncoder;
+  /** Upstream's LSTM after the linear encoder; null without memory. */
+  private readonly memory: Lstm | null;
   private readonly heads: Dense;
   private version = 0;
 
@@ -117,7 +156,7 @@ export class PocaCritic {
     rewardSignals: readonly string[],
     seed: number,
   ) {
-    checkSupported(spec, network);
+    checkSupported(network);
     const h = network.hidden_units;
     this.hiddenUnits = h;
     this.rewardSignals = [...rewardSignals];
@@ -128,19 +167,29 @@ export class PocaCritic {
     const encoding = this.layout.width;
 
     const { allocate, blocks, size } = sequentialAllocator();
+    this.observationEncoder = new ObservationEncoder(allocate, 'critic.observation_encoder', this.layout, network.vis_encode_type);
     // Entity counts come with each pass: the group's members.
     this.obsEncoder = new EntityEmbedding(allocate, 'critic.obs_encoder', 0, encoding, 0, h);
     this.obsActionEncoder = new EntityEmbedding(allocate, 'critic.obs_action_encoder', 0, encoding + this.actionWidth, 0, h);
     this.attention = new ResidualSelfAttention(allocate, 'critic.self_attn', h, 0);
     this.linearEncoder = new LinearEncoder(allocate, 'critic.linear_encoder', h, h, network.num_layers, attentionGain(h));
+    this.memory = network.memory === null ? null : new Lstm(allocate, 'critic.lstm', h, network.memory.memory_size);
     // The value heads read the encoding and the scaled member count.
     const parts = this.rewardSignals.map((name): DenseOutputPart => ({ name: `critic.value_heads.${name}`, size: 1, init: { kind: 'xavierUniform', gain: 1 } }));
-    this.heads = new Dense(allocate, h + 1, parts);
+    this.heads = new Dense(allocate, (this.memory?.hiddenSize ?? h) + 1, parts);
     this.blocks = blocks;
     this.parameters = new Float32Array(size());
     this.gradient = new Float32Array(size());
     const random = new SeededRandom(seed);
-    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads]) layer.initialize(this.parameters, random);
+    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads, this.observationEncoder]) {
+      layer.initialize(this.parameters, random);
+    }
+    this.memory?.initialize(this.parameters, random);
+  }
+
+  /** Values in the memories of one pass of one sequence; 0 without memory. */
+  get memorySize(): number {
+    return this.memory?.memorySize ?? 0;
   }
 
   /** Tells the critic that `parameters` changed, so that the next pass uploads them again. */
@@ -154,22 +203,61 @@ export class PocaCritic {
     this.normalizer.update(this.layout.vectorRows(observations, count), count);
   }
 
-  /** The value of each sample's group state (upstream's critic_pass), without keeping anything. */
-  values(batch: GroupBatch): Float32Array[] {
+  /**
+   * The value of each sample's group state (upstream's critic_pass), without keeping anything.
+   * With memory, each sample takes one step from its row of `memories` (zeros when not given).
+   */
+  values(batch: GroupBatch, memories: Float32Array = new Float32Array(batch.count * this.memorySize)): Float32Array[] {
     return tf.tidy(() => {
-      const members = this.members(batch, null);
+      const members = this.members(batch, null, false);
       const pooled = this.attention.forward(this.valueEntities(members, batch, false), tf.tensor2d(members.absent, [batch.count, batch.slots + 1]), this.source, false);
-      return this.perSignal(tensorValues(this.headOutput(pooled, members.presence, false)), 0, batch.count);
+      const { output } = this.headOutput(pooled, members.presence, false, { length: 1, value: memories, baseline: new Float32Array(0) });
+      return this.perSignal(tensorValues(output), 0, batch.count);
     });
   }
 
-  /** Values and baselines (upstream's critic_pass and baseline), without keeping anything. */
-  estimate(batch: GroupActionBatch): CriticEstimates {
+  /**
+   * Values and baselines (upstream's critic_pass and baseline), without keeping anything; with
+   * memory, over whole `sequences`, with the memories after each.
+   */
+  estimate(batch: GroupActionBatch, sequences?: PocaSequences): CriticEstimates & { readonly memories: PocaMemories } {
     let output!: Float32Array;
+    let memories!: PocaMemories;
     tf.tidy(() => {
-      output = tensorValues(this.forward(batch, false));
+      const pass = this.forward(batch, false, this.sequencesOf(batch, sequences));
+      output = tensorValues(pass.output);
+      memories = pass.memories;
     });
-    return this.estimates(output, batch.count);
+    return { ...this.estimates(output, batch.count), memories };
+  }
+
+  /**
+   * The estimates over one agent's `batch.count` consecutive steps with memory, as upstream's
+   * _evaluate_by_sequence_team: from `initial`, sequence after sequence of `sequenceLength` steps
+   * (the last one shorter), each pass starting from the memories its previous sequence ended with.
+   */
+  estimateInSequences(batch: GroupActionBatch, initial: PocaMemories, sequenceLength: number): SequenceEstimates {
+    const n = batch.count;
+    const size = this.memorySize;
+    const signals = this.rewardSignals.length;
+    const values = Array.from({ length: signals }, () => new Float32Array(n));
+    const baselines = Array.from({ length: signals }, () => new Float32Array(n));
+    const stepMemories = { value: new Float32Array(n * size), baseline: new Float32Array(n * size) };
+    let memories = initial;
+    for (let start = 0; start < n; start += sequenceLength) {
+      const length = Math.min(sequenceLength, n - start);
+      for (let t = start; t < start + length; t++) {
+        stepMemories.value.set(memories.value, t * size);
+        stepMemories.baseline.set(memories.baseline, t * size);
+      }
+      const pass = this.estimate(groupRows(batch, start, length), { length, ...memories });
+      memories = pass.memories;
+      for (let s = 0; s < signals; s++) {
+        values[s].set(pass.values[s], start);
+        baselines[s].set(pass.baselines[s], start);
+      }
+    }
+    return { values, baselines, stepMemories, finalMemories: memories };
   }
 
   /**
@@ -177,11 +265,15 @@ export class PocaCritic {
    * respect to each into `gradients` (same shapes, zero at first); returns its result and the
    * gradient with respect to `parameters` (the array is reused by the next call).
    */
-  computeGradient<T>(batch: GroupActionBatch, loss: (estimates: CriticEstimates, gradients: CriticEstimates) => T): { gradient: Float32Array; loss: T } {
+  computeGradient<T>(
+    batch: GroupActionBatch,
+    loss: (estimates: CriticEstimates, gradients: CriticEstimates) => T,
+    sequences?: PocaSequences,
+  ): { gradient: Float32Array; loss: T } {
     let value!: T;
     tf.tidy(() => {
       const n = batch.count;
-      const output = tensorValues(this.forward(batch, true));
+      const output = tensorValues(this.forward(batch, true, this.sequencesOf(batch, sequences)).output);
       const outputGradient = new Float32Array(output.length);
       const gradients = this.estimates(new Float32Array(output.length), n);
       value = loss(this.estimates(output, n), gradients);
@@ -207,6 +299,10 @@ export class PocaCritic {
       continuousSize: this.spec.actionSpec.continuousSize,
       discreteBranches: [...this.spec.actionSpec.discreteBranches],
       rewardSignals: [...this.rewardSignals],
+      ...(this.layout.hasEncoders
+        ? { encoded: { visEncodeType: this.network.vis_encode_type, shapes: this.spec.observationSpecs.map((obs) => [...obs.shape]) } }
+        : {}),
+      ...(this.memory === null ? {} : { memorySize: this.memory.memorySize }),
     };
   }
 
@@ -248,17 +344,36 @@ export class PocaCritic {
   }
 
   dispose(): void {
-    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads]) layer.dispose();
+    for (const layer of [this.obsEncoder, this.obsActionEncoder, this.attention, this.linearEncoder, this.heads, this.observationEncoder]) layer.dispose();
   }
 
   private get source(): ParameterSource {
     return { parameters: this.parameters, gradient: this.gradient, version: this.version };
   }
 
-  /** The heads' output [2 count, signals]: the value rows, then the baseline rows. */
-  private forward(batch: GroupActionBatch, keep: boolean): tf.Tensor2D {
+  /**
+   * The sequences a pass runs: those given, checked, or without memory the whole batch as one
+   * sequence (no memories).
+   */
+  private sequencesOf(batch: GroupBatch, sequences: PocaSequences | undefined): PocaSequences {
+    if (sequences === undefined) {
+      if (this.memory !== null) throw new Error('A POCA critic with memory runs on whole sequences: give their memories.');
+      return { length: batch.count, value: new Float32Array(0), baseline: new Float32Array(0) };
+    }
+    const expected = (batch.count / sequences.length) * this.memorySize;
+    if (batch.count % sequences.length !== 0 || sequences.value.length !== expected || sequences.baseline.length !== expected) {
+      throw new Error(
+        `The POCA critic takes whole sequences of ${sequences.length} steps and ${this.memorySize} memories each; got ${batch.count} rows ` +
+          `and ${sequences.value.length} and ${sequences.baseline.length} memories.`,
+      );
+    }
+    return sequences;
+  }
+
+  /** The heads' output [2 count, signals] (the value rows, then the baseline rows), and the memories after. */
+  private forward(batch: GroupActionBatch, keep: boolean, sequences: PocaSequences): { output: tf.Tensor2D; memories: PocaMemories } {
     const { count: n, slots } = batch;
-    const members = this.members(batch, batch);
+    const members = this.members(batch, batch, keep);
     const valueEntities = this.valueEntities(members, batch, keep);
     const mates = tf.tensor3d(this.mateRowsWithActions(members, n, slots), [n, slots, this.layout.width + this.actionWidth]);
     const embeddedMates = this.obsActionEncoder.forward(null, mates, this.source, keep);
@@ -269,7 +384,7 @@ export class PocaCritic {
     const presence = new Float32Array(2 * n);
     presence.set(members.presence);
     presence.set(members.presence, n);
-    return this.headOutput(pooled, presence, keep);
+    return this.headOutput(pooled, presence, keep, sequences);
   }
 
   /** forward()'s backward from d loss / d heads' output: writes the gradient of every block. */
@@ -277,7 +392,11 @@ export class PocaCritic {
     const h = this.hiddenUnits;
     const source = this.source;
     const headInputGradient = this.heads.backward(outputGradient, source, true) as tf.Tensor2D;
-    const encodedGradient = tf.slice(headInputGradient, [0, 0], [-1, h]);
+    let encodedGradient = tf.slice(headInputGradient, [0, 0], [-1, this.memory?.hiddenSize ?? h]);
+    if (this.memory !== null) {
+      const { input } = this.memory.backward(tensorValues(encodedGradient), null, source.parameters, source.gradient, true);
+      encodedGradient = tf.tensor2d(input!, [2 * n, h]);
+    }
     const pooledGradient = this.linearEncoder.backward(encodedGradient, source, true)!;
     const entitiesGradient = this.attention.backward(pooledGradient as tf.Tensor2D, source, true)!;
     const valueGradient = tf.slice(entitiesGradient, [0, 0, 0], [n, -1, -1]);
@@ -285,8 +404,18 @@ export class PocaCritic {
     // The agent's own embedding feeds both passes.
     const selfGradient = tf.add(tf.slice(valueGradient, [0, 0, 0], [n, 1, -1]), tf.slice(baselineGradient, [0, 0, 0], [n, 1, -1]));
     const embeddedGradient = tf.concat([selfGradient, tf.slice(valueGradient, [0, 1, 0], [n, slots, -1])], 1) as tf.Tensor3D;
-    this.obsEncoder.backward(embeddedGradient, source, false);
-    this.obsActionEncoder.backward(tf.slice(baselineGradient, [0, 1, 0], [n, slots, -1]) as tf.Tensor3D, source, false);
+    const mateGradient = tf.slice(baselineGradient, [0, 1, 0], [n, slots, -1]) as tf.Tensor3D;
+    if (!this.observationEncoder.hasEncoders) {
+      this.obsEncoder.backward(embeddedGradient, source, false);
+      this.obsActionEncoder.backward(mateGradient, source, false);
+      return;
+    }
+    // Each member's encoding feeds the value pass's embedding, a groupmate's the baseline pass's too.
+    const width = this.layout.width;
+    const memberGradient = this.obsEncoder.backwardToEntities(embeddedGradient, source);
+    const mateEncodingGradient = tf.slice(this.obsActionEncoder.backwardToEntities(mateGradient, source), [0, 0, 0], [n, slots, width]);
+    const encodingGradient = tf.add(memberGradient, tf.concat([tf.zeros([n, 1, width]), mateEncodingGradient], 1));
+    this.observationEncoder.backward(tf.reshape(encodingGradient, [n * (slots + 1), width]), 'rows', source);
   }
 
   /** Every member's obs-only embedding [count, members, h]. */
@@ -295,11 +424,26 @@ export class PocaCritic {
     return this.obsEncoder.forward(null, encodings, this.source, keep);
   }
 
-  /** L(pooled) beside the scaled member counts, through the value heads: [rows, signals]. */
-  private headOutput(pooled: tf.Tensor2D, presence: Float32Array, keep: boolean): tf.Tensor2D {
-    const encoded = this.linearEncoder.forward(pooled, this.source, keep) as tf.Tensor2D;
+  /**
+   * M(L(pooled)) beside the scaled member counts, through the value heads: [rows, signals]. With
+   * memory, the rows are sequences of `sequences.length`, the value pass's (their memories
+   * `sequences.value`) before the baseline pass's (`sequences.baseline`, none for a value-only pass).
+   */
+  private headOutput(pooled: tf.Tensor2D, presence: Float32Array, keep: boolean, sequences: PocaSequences): { output: tf.Tensor2D; memories: PocaMemories } {
+    let encoded = this.linearEncoder.forward(pooled, this.source, keep) as tf.Tensor2D;
+    let memories: PocaMemories = { value: new Float32Array(0), baseline: new Float32Array(0) };
+    if (this.memory !== null) {
+      const rows = presence.length;
+      const start = new Float32Array(sequences.value.length + sequences.baseline.length);
+      start.set(sequences.value);
+      start.set(sequences.baseline, sequences.value.length);
+      const recurred = this.memory.forward(tensorValues(encoded), start, rows / sequences.length, sequences.length, this.parameters, keep);
+      encoded = tf.tensor2d(recurred.output, [rows, this.memory.hiddenSize]);
+      const split = sequences.value.length;
+      memories = { value: recurred.memories.slice(0, split), baseline: recurred.memories.slice(split) };
+    }
     const input = tf.concat([encoded, tf.tensor2d(presence, [presence.length, 1])], 1);
-    return this.heads.forward(input, this.source, keep) as tf.Tensor2D;
+    return { output: this.heads.forward(input, this.source, keep) as tf.Tensor2D, memories };
   }
 
   /** The groupmates' encodings beside their actions: count x slots x (encoding + action width). */
@@ -317,8 +461,11 @@ export class PocaCritic {
     return rows;
   }
 
-  /** The members of each sample: encodings, actions (when `actions` is given), absences and counts. */
-  private members(batch: GroupBatch, actions: GroupActionBatch | null): Members {
+  /**
+   * The members of each sample: encodings, actions (when `actions` is given), absences and counts.
+   * Inside tf.tidy; with `keep`, the encoders keep what backward() needs.
+   */
+  private members(batch: GroupBatch, actions: GroupActionBatch | null, keep: boolean): Members {
     const { count: n, slots } = batch;
     const memberCount = slots + 1;
     const sizes = this.layout.observationSizes;
@@ -336,7 +483,8 @@ export class PocaCritic {
       }
     }
     const rows = this.layout.vectorRows(memberObs, n * memberCount);
-    const encodings = this.normalizer === null ? rows : this.normalizer.normalizeRows(rows, n * memberCount);
+    const vectorRows = this.normalizer === null ? rows : this.normalizer.normalizeRows(rows, n * memberCount);
+    const encodings = this.observationEncoder.encode(memberObs, vectorRows, n * memberCount, this.source, keep);
     const presence = new Float32Array(n);
     for (let i = 0; i < n; i++) {
       let present = 0;
@@ -377,25 +525,28 @@ export class PocaCritic {
   }
 }
 
-/** POCA's critic takes vector observations; the other kinds come with their encoders later. */
-function checkSupported(spec: BehaviorSpec, network: NetworkSettings): void {
-  spec.observationSpecs.forEach((obs, k) => {
-    if (obs.shape.length !== 1) {
-      throw new UnsupportedModelError(
-        `${observationLabel(spec, k)} has shape [${obs.shape.join(', ')}]: POCA's critic takes vector observations only so far ` +
-          '(images and variable-length observations are not built for it yet). Train this behavior with trainer_type: ppo.',
-      );
-    }
-  });
-  if (network.memory !== null) {
-    throw new UnsupportedModelError(
-      'POCA with network_settings.memory is not built yet: remove memory from this behavior, or train it with trainer_type: ppo.',
-    );
-  }
+/** The attention's heads split hidden_units. */
+function checkSupported(network: NetworkSettings): void {
   if (network.hidden_units % 4 !== 0) {
     throw new UnsupportedModelError(
       `network_settings.hidden_units is ${network.hidden_units}: POCA's critic attends with 4 heads of hidden_units / 4 ` +
         'values each, so it must be a multiple of 4.',
     );
   }
+}
+
+/** Rows first..first + count of a batch (views, no copies). */
+function groupRows(batch: GroupActionBatch, first: number, count: number): GroupActionBatch {
+  const rows = <T extends Float32Array | Int32Array>(values: T): T => {
+    const width = values.length / batch.count;
+    return values.subarray(first * width, (first + count) * width) as T;
+  };
+  return {
+    count,
+    slots: batch.slots,
+    observations: batch.observations.map(rows),
+    groupObservations: batch.groupObservations.map(rows),
+    groupContinuousActions: rows(batch.groupContinuousActions),
+    groupDiscreteActions: rows(batch.groupDiscreteActions),
+  };
 }

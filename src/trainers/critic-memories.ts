@@ -1,5 +1,5 @@
 /**
- * What PPO's and SAC's trainers share for recurrent critics (upstream's
+ * What PPO's, SAC's and POCA's trainers share for recurrent critics (upstream's
  * TorchOptimizer.get_trajectory_value_estimates, and the sequence starts its optimizers read).
  *
  * An agent's trajectory arrives in pieces (time_horizon cuts it); the critic's memories must run
@@ -23,9 +23,38 @@ export interface CriticEstimates {
   readonly nextValues: Record<string, Float32Array> | null;
 }
 
+/**
+ * Per agent, a critic's memories where its last trajectory piece ended (upstream's
+ * critic_memory_dict; POCA's value and baseline memories), until its episode ends.
+ */
+export class AgentMemories<T> {
+  private readonly byAgent = new Map<string, T>();
+
+  constructor(private readonly capacity = MAX_CRITIC_MEMORIES) {}
+
+  /** How many agents' memories are kept. */
+  get size(): number {
+    return this.byAgent.size;
+  }
+
+  /** Where the agent's previous piece of this episode left its critic; undefined at an episode's start. */
+  get(agentId: string): T | undefined {
+    return this.byAgent.get(agentId);
+  }
+
+  /** Keeps the memories after `trajectory` for its next piece; an ended episode forgets them, interrupted or not, as the agent's own are. */
+  keep(trajectory: Trajectory, memories: T): void {
+    this.byAgent.delete(trajectory.agentId);
+    if (trajectory.doneReached) return;
+    // Re-inserted, so that the Map's order is least recently updated first.
+    this.byAgent.set(trajectory.agentId, memories);
+    if (this.byAgent.size > this.capacity) this.byAgent.delete(this.byAgent.keys().next().value!);
+  }
+}
+
 export class CriticMemories {
-  /** Per agent, the critic's memories where its last trajectory ended (upstream's critic_memory_dict). */
-  private readonly byAgent = new Map<string, Float32Array>();
+  /** Per agent, the critic's memories where its last trajectory ended. */
+  private readonly byAgent: AgentMemories<Float32Array>;
 
   /** How many agents' memories are kept. */
   get size(): number {
@@ -36,14 +65,16 @@ export class CriticMemories {
   constructor(
     private readonly model: ActorCritic,
     private readonly sequenceLength: number,
-    private readonly capacity = MAX_CRITIC_MEMORIES,
-  ) {}
+    capacity = MAX_CRITIC_MEMORIES,
+  ) {
+    this.byAgent = new AgentMemories(capacity);
+  }
 
   /**
    * The critic's estimates at each step of `trajectory`, and after its last step when `bootstrap`.
    * With memory, the critic runs sequence after sequence from where the agent's previous piece
    * left it, and the memories each step's sequence started from go in `buffer` (critic_memory)
-   * for training. An ended episode forgets them, interrupted or not, as the agent's own are.
+   * for training.
    */
   estimate(trajectory: Trajectory, buffer: AgentBuffer, bootstrap: boolean): CriticEstimates {
     const model = this.model;
@@ -55,12 +86,7 @@ export class CriticMemories {
     const start = this.byAgent.get(trajectory.agentId) ?? new Float32Array(model.memorySize);
     const estimates = model.criticValuesInSequences(observations, n, start, this.sequenceLength);
     buffer.get(BufferKey.CRITIC_MEMORY).set(estimates.stepMemories, model.memorySize);
-    this.byAgent.delete(trajectory.agentId);
-    if (!trajectory.doneReached) {
-      // Re-inserted, so that the Map's order is least recently updated first.
-      this.byAgent.set(trajectory.agentId, estimates.finalMemories);
-      if (this.byAgent.size > this.capacity) this.byAgent.delete(this.byAgent.keys().next().value!);
-    }
+    this.byAgent.keep(trajectory, estimates.finalMemories);
     return { values: estimates.values, nextValues: bootstrap ? model.values(trajectory.nextObs, 1, estimates.finalMemories) : null };
   }
 }

@@ -3,8 +3,10 @@
  * group; one that ends first waits for the other, whose end reward is the group's). Upstream's
  * test_simple_poca[(0, 1)] reaches its threshold (judged on the group rewards, see
  * ./upstream-cases.ts), with POCA's TensorBoard tags and the actor alone in the exported model;
- * its run then serves --resume (the critic and its Adam restored) and --initialize-from. Both
- * test_simple_poca cases run in `npm run bench:upstream -- poca`.
+ * its run then serves --resume (the critic and its Adam restored) and --initialize-from. Upstream's
+ * test_visual_poca[1] (each member's image through the critic's encoder) reaches its threshold,
+ * and test_recurrent_poca[is_multiagent=true-(0, 1)] trains with memory. Every POCA case (simple,
+ * visual, variable-length with goals, recurrent) runs in `npm run bench:upstream -- poca`.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -14,7 +16,7 @@ import { readCheckpointFile } from '../../src/networks/checkpoint-file';
 import { PocaTrainer } from '../../src/trainers/poca/trainer';
 import { tempDir } from '../helpers/paths';
 import { meanOfLastFive, simpleGoalArgs } from './learn-helpers';
-import { caseConfiguration, pocaGroupRewards, upstreamCase } from './upstream-cases';
+import { caseConfiguration, pocaGroupRewards, runUpstreamCase, upstreamCase } from './upstream-cases';
 
 describe('mlagents-learn trainer_type: poca on SimpleGoal --group', () => {
   const cwd = tempDir('learn-poca');
@@ -66,4 +68,18 @@ describe('mlagents-learn trainer_type: poca on SimpleGoal --group', () => {
     );
     expect(refused.message).toContain('The checkpoint holds a different network');
   }, 120000);
+
+  it('test_visual_poca[1]: each member\'s image through the critic\'s visual encoder', async () => {
+    const visual = upstreamCase('test_visual_poca[1]');
+    expect(await runUpstreamCase(visual, 1, tempDir('poca-visual'))).toBeGreaterThanOrEqual(visual.threshold);
+  }, 300000);
+
+  it('test_recurrent_poca[is_multiagent=true-(0, 1)]: the actor\'s and the critic\'s memories in the checkpoint, trained on sequences', async () => {
+    const recurrent = upstreamCase('test_recurrent_poca[is_multiagent=true-(0, 1)]');
+    const folder = tempDir('poca-recurrent');
+    await runUpstreamCase(recurrent, 1, folder);
+    const checkpoint = readCheckpointFile(path.join(folder, 'results', 'test_recurrent_poca_is_multiagent_true-_0_1_', '1D', 'checkpoint.ckpt'));
+    expect((checkpoint.meta.critic as { memorySize: number }).memorySize).toBe(16);
+    expect(checkpoint.arrays.get('critic.parameters')!.length).toBeGreaterThan(0);
+  }, 300000);
 });

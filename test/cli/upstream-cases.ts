@@ -27,7 +27,10 @@ export interface UpstreamCase {
   readonly summaryFreq?: number;
   /** SimpleGoal's options. */
   readonly envArgs: readonly string[];
-  /** The mean of the last 5 episode rewards must reach this (upstream's success_threshold). */
+  /**
+   * The mean of the last 5 episode rewards must reach this (upstream's success_threshold);
+   * -Infinity where upstream's is None: the run must only train without failing.
+   */
   readonly threshold: number;
   /** Upstream's training_seed where the case names one. */
   readonly seed?: number;
@@ -189,6 +192,48 @@ function cases(): UpstreamCase[] {
   // test_simple_rl.py, POCA: upstream's MultiAgentEnvironment of 2 agents is SimpleGoal --group.
   for (const a of oneD) {
     list.push({ name: `test_simple_poca[${pyActions(a)}]`, trainer: 'poca', maxSteps: 3000, envArgs: [...actions(a), '--group'], threshold: 0.9 });
+  }
+  // MultiAgentEnvironment keeps its vector observation beside the images here (num_vector 1).
+  for (const numVisual of [1, 2]) {
+    list.push({
+      name: `test_visual_poca[${numVisual}]`,
+      trainer: 'poca',
+      maxSteps: 3000,
+      hyperparameters: { learning_rate: 3.0e-4 },
+      envArgs: [...actions([0, 1]), '--num-visual', String(numVisual), '--group'],
+      threshold: 0.9,
+    });
+  }
+  // Memory: on MemoryEnvironment (SimpleGoal --memory, no group) to upstream's threshold; on
+  // MultiAgentEnvironment (--group) for 500 steps, with no threshold ("just check if LSTM doesn't crash").
+  for (const a of oneD) {
+    for (const multiagent of [true, false]) {
+      list.push({
+        name: `test_recurrent_poca[is_multiagent=${multiagent}-${pyActions(a)}]`,
+        trainer: 'poca',
+        maxSteps: multiagent ? 500 : 6000,
+        hyperparameters: { learning_rate: 1.0e-3, batch_size: 64, buffer_size: 128 },
+        network: { memory: { memory_size: 16 } },
+        envArgs: [...actions(a), multiagent ? '--group' : '--memory'],
+        threshold: multiagent ? Number.NEGATIVE_INFINITY : 0.9,
+      });
+    }
+  }
+  // Observation 0 is the goal signal, as in test_var_len_obs_and_goal_ppo.
+  for (const numVis of [0, 1]) {
+    for (const numVector of [0, 1]) {
+      for (const numVarLen of [1, 2]) {
+        list.push({
+          name: `test_var_len_obs_and_goal_poca[num_vis=${numVis}-num_vector=${numVector}-num_var_len=${numVarLen}-hyper]`,
+          trainer: 'poca',
+          maxSteps: 25000,
+          hyperparameters: { learning_rate: 3.0e-4 },
+          network: { goal_conditioning_type: 'hyper' },
+          envArgs: [...actions([0, 1]), ...varLen(numVis, numVector, numVarLen), '--step-size', '0.2', '--goal-indices', '0', '--group'],
+          threshold: 0.9,
+        });
+      }
+    }
   }
   // test_simple_rl.py, SAC
   for (const a of oneD) list.push({ name: `test_simple_sac[${pyActions(a)}]`, trainer: 'sac', maxSteps: 1000, envArgs: actions(a), threshold: 0.9 });
@@ -384,8 +429,9 @@ export function caseRunId(c: UpstreamCase): string {
 
 /**
  * Trains a case over real gRPC against SimpleGoal, its results under `cwd` (results/<caseRunId>);
- * returns the mean of its last 5 episode rewards. A POCA case is judged on its last 5 group
- * episodes' group rewards (pocaGroupRewards): upstream's MultiAgentEnvironment records each
+ * returns the mean of its last 5 episode rewards (the threshold itself when it has none and fewer
+ * ended). A POCA case in groups (--group) is judged on its
+ * last 5 group episodes' group rewards (pocaGroupRewards): upstream's MultiAgentEnvironment records each
  * agent's end reward, which its trainer only sees as the last agent's group reward (an agent that
  * ends first is paid at most a time penalty), so an episode scores as upstream's only when the
  * whole group succeeds.
@@ -397,7 +443,10 @@ export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd =
   const args = await simpleGoalArgs(runId, `--seed=${seed}`, '--env-args', ...c.envArgs);
   const controller = await learn(args, { cwd, logger: memoryLogger() });
   const trainer = controller.behaviorTrainers.get('1D')!;
-  return meanOfLastFive(trainer instanceof PocaTrainer ? pocaGroupRewards(trainer) : trainer.episodeRewards);
+  const rewards = trainer instanceof PocaTrainer && c.envArgs.includes('--group') ? pocaGroupRewards(trainer) : trainer.episodeRewards;
+  // Without a threshold upstream reads no reward: a short run may end fewer than 5 episodes.
+  if (!Number.isFinite(c.threshold) && rewards.length < 5) return c.threshold;
+  return meanOfLastFive(rewards);
 }
 
 /**

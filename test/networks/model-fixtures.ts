@@ -21,6 +21,16 @@ export function visualObservation(channels: number, height: number, width: numbe
   };
 }
 
+/** A variable-length observation as Unity's BufferSensor describes it: [max entities, entity size], (VARIABLE_SIZE, NONE). */
+export function entityObservation(maxEntities: number, size: number, observationType = ObservationType.DEFAULT): ObservationSpec {
+  return {
+    shape: [maxEntities, size],
+    dimensionProperty: [DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE],
+    observationType,
+    name: `buffer${maxEntities}x${size}`,
+  };
+}
+
 export function behavior(observationSizes: number[], actionSpec: ActionSpec): BehaviorSpec {
   return { observationSpecs: observationSizes.map((size) => vectorObservation(size)), actionSpec };
 }

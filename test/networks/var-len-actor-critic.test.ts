@@ -14,20 +14,19 @@ import { selectBackend } from '../../src/networks/backend';
 import { blockValues } from '../../src/networks/layers/layer';
 import { QNetwork } from '../../src/networks/q-network';
 import { centralDifference } from '../helpers/finite-differences';
-import { expectBlockGradientsAsFiniteDifferences, model, network, observations, vectorObservation, visualObservation } from './model-fixtures';
+import {
+  entityObservation as entities,
+  expectBlockGradientsAsFiniteDifferences,
+  model,
+  network,
+  observations,
+  vectorObservation,
+  visualObservation,
+} from './model-fixtures';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
 });
-
-function entities(maxEntities: number, size: number, observationType = ObservationType.DEFAULT): ObservationSpec {
-  return {
-    shape: [maxEntities, size],
-    dimensionProperty: [DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE],
-    observationType,
-    name: `buffer${maxEntities}x${size}`,
-  };
-}
 
 /** A vector observation of 3 between two variable-length ones, hybrid actions. */
 const spec: BehaviorSpec = {

@@ -7,7 +7,7 @@
  *
  * The layer runs on the rows [count x entities, self size + entity size] that repeating x_self
  * beside every entity gives, so its passes are Dense's; x_self's gradient is the sum over its
- * entities' rows. The entities are raw inputs: nothing needs their gradient.
+ * entities' rows. The entities are raw inputs (but in POCA's critic, see backwardToEntities()).
  *
  * Blocks `<name>.self_ent_encoder.seq_layers.0.weight` and `.bias`, as torch names upstream's.
  */
@@ -70,6 +70,18 @@ export class EntityEmbedding {
     if (!wanted) return null;
     const selfGradient = tf.slice(inputGradient as tf.Tensor2D, [0, 0], [-1, this.selfSize]);
     return tf.sum(tf.reshape(selfGradient, [count, n, this.selfSize]), 1) as tf.Tensor2D;
+  }
+
+  /**
+   * backward() for an embedding without x_self whose entities are encodings that learn (POCA's
+   * critic embeds each member's encoded observations): writes the weights' gradient and returns
+   * d loss / d entities [count, entities, entity size].
+   */
+  backwardToEntities(outputGradient: tf.Tensor3D, source: ParameterSource): tf.Tensor3D {
+    const [count, n] = outputGradient.shape;
+    const rows = tf.reshape(outputGradient, [count * n, this.embeddingSize]);
+    const inputGradient = this.dense.backward(rows, source, true) as tf.Tensor2D;
+    return tf.reshape(tf.slice(inputGradient, [0, this.selfSize], [-1, this.entitySize]), [count, n, this.entitySize]);
   }
 
   /**

@@ -15,7 +15,7 @@ import type { POCASettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
 import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile } from '../../networks/checkpoint-file';
-import { GroupActionBatch, PocaCritic, PocaCriticDescription } from '../../networks/poca-critic';
+import { GroupActionBatch, PocaCritic, PocaCriticDescription, PocaSequences } from '../../networks/poca-critic';
 import { writeFileWhole } from '../../common/whole-files';
 import { STAT_KEYS } from '../../stats';
 import { BehavioralCloning, behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '../behavioral-cloning';
@@ -24,10 +24,15 @@ import { PpoMinibatch, ppoLoss, trustRegionValueLoss } from '../ppo/loss';
 import { ppoScheduleAt } from '../ppo/optimizer';
 import { RewardProvider, loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
 
-/** A POCA minibatch: PPO's (its returns and oldValues per signal), the baselines made when acting, and the group. */
+/**
+ * A POCA minibatch: PPO's (its returns and oldValues per signal; with memory the actor's sequence
+ * memories), the baselines made when acting, and the group; with memory, the critic's value and
+ * baseline memories at each sequence's start.
+ */
 export interface PocaMinibatch extends PpoMinibatch {
   readonly oldBaselines: Readonly<Record<string, Float32Array>>;
   readonly group: GroupActionBatch;
+  readonly criticSequences?: PocaSequences;
 }
 
 /** What one minibatch update reports, under upstream's stat names. */
@@ -71,13 +76,20 @@ export class PocaOptimizer {
     const signals = this.critic.rewardSignals;
     const masks = batch.masks ?? new Float32Array(batch.count).fill(1);
     // The actor has no value heads: ppoLoss gives policy - beta entropy and their gradient.
-    const actor = this.model.computeGradient(batch.observations, batch.count, (outputs, gradients) =>
-      ppoLoss(outputs, batch, this.model.actionSpec, [], epsilon, beta, gradients),
+    const actor = this.model.computeGradient(
+      batch.observations,
+      batch.count,
+      (outputs, gradients) => ppoLoss(outputs, batch, this.model.actionSpec, [], epsilon, beta, gradients),
+      batch.sequences,
     );
-    const critic = this.critic.computeGradient(batch.group, (estimates, gradients) => ({
-      value: trustRegionValueLoss(estimates.values, batch.oldValues, batch.returns, signals, epsilon, masks, { values: gradients.values, weight: 0.5 }),
-      baseline: trustRegionValueLoss(estimates.baselines, batch.oldBaselines, batch.returns, signals, epsilon, masks, { values: gradients.baselines, weight: 0.25 }),
-    }));
+    const critic = this.critic.computeGradient(
+      batch.group,
+      (estimates, gradients) => ({
+        value: trustRegionValueLoss(estimates.values, batch.oldValues, batch.returns, signals, epsilon, masks, { values: gradients.values, weight: 0.5 }),
+        baseline: trustRegionValueLoss(estimates.baselines, batch.oldBaselines, batch.returns, signals, epsilon, masks, { values: gradients.baselines, weight: 0.25 }),
+      }),
+      batch.criticSequences,
+    );
     const { policyLoss } = actor.loss;
     const { value: valueLoss, baseline: baselineLoss } = critic.loss;
     const total = actor.loss.loss + 0.5 * (valueLoss + 0.5 * baselineLoss);

@@ -8,16 +8,22 @@
  * of minibatches. An agent that ends before its group is still bootstrapped from the group's value
  * (its trajectory truly ends only when every groupmate's has), as upstream.
  *
+ * With network_settings.memory, the actor and the critic each have upstream's LSTM: the critic
+ * runs over each trajectory sequence after sequence (upstream's _evaluate_by_sequence_team), its
+ * value and baseline memories carried per agent across trajectory pieces and stored at each
+ * step for training, on whole sequences as PPO's.
+ *
  * Updates run on the main thread, threaded: true included. The exported policy is the actor, as
- * PPO's. Memory and observations other than vectors are refused by the critic, naming them.
+ * PPO's.
  */
 import type { POCASettings, TrainerSettings } from '../../config/settings';
 import { ActorCritic } from '../../networks/actor-critic';
-import { GroupActionBatch, GroupBatch, PocaCritic } from '../../networks/poca-critic';
+import { CriticEstimates, GroupActionBatch, GroupBatch, PocaCritic, PocaMemories } from '../../networks/poca-critic';
 import { STAT_KEYS, StatsAggregationMethod } from '../../stats';
 import type { ActingPolicy } from '../action-info';
 import { lambdaReturns } from '../advantages';
 import { AgentManagerQueue } from '../agent-manager-queue';
+import { AgentMemories, rowsAtSequenceStarts } from '../critic-memories';
 import { createBehavioralCloning } from '../behavioral-cloning';
 import { AgentBuffer, BufferKey, RewardSignalKeys, groupObservationKey, groupSlots, observationKey, padGroupSlots } from '../buffer';
 import { ExtrinsicRewardProvider } from '../reward-signals/extrinsic';
@@ -44,11 +50,16 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
   private readonly hyperparameters: POCASettings;
   /** The group reward each agent collected in its current episode (upstream's collected_group_rewards). */
   private readonly collectedGroupRewards = new Map<string, number>();
+  /** With memory, the critic's value and baseline memories per agent across trajectory pieces. */
+  private readonly criticMemories = new AgentMemories<PocaMemories>();
+  /** Training sequences' length: sequence_length with memory, else 1. */
+  private readonly sequenceLength: number;
 
   constructor(options: RlTrainerOptions<PocaTrainerSettings>) {
     super(options);
     const { settings, spec, seed, behaviorName } = options;
     this.hyperparameters = settings.hyperparameters;
+    this.sequenceLength = settings.network_settings.memory?.sequence_length ?? 1;
     const signals = Object.keys(settings.reward_signals);
     for (const signal of signals) {
       if (signal !== 'extrinsic') {
@@ -75,7 +86,7 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
     if (!this.shouldStillTrain || this.updateBuffer.numExperiences <= this.hyperparameters.buffer_size) return false;
     let means;
     try {
-      means = trainOnBuffer(this.updateBuffer, { ...this.hyperparameters, sequenceLength: 1 }, this.optimizer, () => this.random.next(), this.step, (batch) => ({
+      means = trainOnBuffer(this.updateBuffer, { ...this.hyperparameters, sequenceLength: this.sequenceLength }, this.optimizer, () => this.random.next(), this.step, (batch) => ({
         ...this.optimizer.update(this.minibatchOf(batch), this.step),
       }));
     } catch (error) {
@@ -110,8 +121,7 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
       this.critic.updateNormalization(observations, n);
     }
 
-    const estimates = this.critic.estimate(groupBatchOf(buffer, n));
-    const nextValues = this.critic.values(nextGroupBatch(trajectory));
+    const { estimates, nextValues } = this.criticEstimates(trajectory, buffer);
     // The agent's trajectory truly ends only when its groupmates' have too.
     const groupEnded = trajectory.teammateDonesReached && trajectory.doneReached && !trajectory.interrupted;
 
@@ -160,19 +170,54 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
     this.step += n;
   }
 
-  /** Appends a trajectory's columns, the group columns of both widened to the most groupmate slots. */
+  /**
+   * The critic's values and baselines at each step of a trajectory, and the group's value after
+   * it. With memory, from where the agent's previous piece left the critic, the memories each
+   * step's sequence started from stored in `buffer` (critic_memory, poca_baseline_memory).
+   */
+  private criticEstimates(trajectory: Trajectory, buffer: AgentBuffer): { estimates: CriticEstimates; nextValues: Float32Array[] } {
+    const group = groupBatchOf(buffer, trajectory.length);
+    const size = this.critic.memorySize;
+    if (size === 0) return { estimates: this.critic.estimate(group), nextValues: this.critic.values(nextGroupBatch(trajectory)) };
+    const start = this.criticMemories.get(trajectory.agentId) ?? { value: new Float32Array(size), baseline: new Float32Array(size) };
+    const estimates = this.critic.estimateInSequences(group, start, this.sequenceLength);
+    buffer.get(BufferKey.CRITIC_MEMORY).set(estimates.stepMemories.value, size);
+    buffer.get(BufferKey.BASELINE_MEMORY).set(estimates.stepMemories.baseline, size);
+    this.criticMemories.keep(trajectory, estimates.finalMemories);
+    return { estimates, nextValues: this.critic.values(nextGroupBatch(trajectory), estimates.finalMemories.value) };
+  }
+
+  /**
+   * Appends a trajectory's columns, the group columns of both widened to the most groupmate
+   * slots; with memory, as whole sequences, the last one padded (upstream's _append_to_update_buffer).
+   */
   private appendToUpdateBuffer(buffer: AgentBuffer): void {
     const slots = Math.max(groupSlots(buffer), groupSlots(this.updateBuffer));
     padGroupSlots(buffer, slots);
     padGroupSlots(this.updateBuffer, slots);
-    buffer.resequenceAndAppend(this.updateBuffer);
+    buffer.resequenceAndAppend(this.updateBuffer, { trainingLength: this.sequenceLength });
   }
 
   private minibatchOf(batch: AgentBuffer): PocaMinibatch {
     const oldBaselines: Record<string, Float32Array> = {};
     for (const signal of this.signals) oldBaselines[signal] = batch.get(RewardSignalKeys.baselineEstimates(signal)).rows;
-    const ppo = minibatchOf(batch, this.signals, null);
-    return { ...ppo, oldBaselines, group: groupBatchOf(batch, ppo.count) };
+    const memory = this.critic.memorySize > 0;
+    const ppo = minibatchOf(batch, this.signals, memory ? this.sequenceLength : null);
+    const baselineMemories = batch.get(BufferKey.BASELINE_MEMORY);
+    return {
+      ...ppo,
+      oldBaselines,
+      group: groupBatchOf(batch, ppo.count),
+      ...(ppo.sequences === undefined
+        ? {}
+        : {
+            criticSequences: {
+              length: ppo.sequences.length,
+              value: ppo.sequences.critic,
+              baseline: rowsAtSequenceStarts(baselineMemories.rows, baselineMemories.width, ppo.sequences.length),
+            },
+          }),
+    };
   }
 }
 

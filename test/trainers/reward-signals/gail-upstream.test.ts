@@ -18,6 +18,7 @@ import { BETA_STEP, GAIL_TAGS, GailRewardProvider, MUTUAL_INFORMATION } from '..
 import type { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { AgentBuffer } from '../../../src/trainers/buffer';
 import { network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
+import { converted } from '../../helpers/torch-layouts';
 
 interface Rows {
   obs: number[][];
@@ -64,43 +65,6 @@ function torchName(block: string, conditioned: boolean): string {
     .replace(/^gail\.z_mu\./, '_z_mu_layer.')
     .replace(/^gail\.z_sigma$/, '_z_sigma')
     .replace(/^gail\.estimator\./, '_estimator.0.');
-}
-
-/**
- * Between torch's layouts and ours: a convolution's weight is out x in x k x k there, out x k x
- * k x in here; the hypernetwork's last weight [I O, H] there, [H, I, O] here. `toOurs` false
- * goes the other way.
- */
-function converted(block: ParameterBlock, values: ArrayLike<number>, toOurs: boolean): Float32Array {
-  const result = new Float32Array(values.length);
-  if (block.shape.length === 4) {
-    const [out, k, , channels] = block.shape;
-    for (let o = 0; o < out; o++) {
-      for (let y = 0; y < k; y++) {
-        for (let x = 0; x < k; x++) {
-          for (let c = 0; c < channels; c++) {
-            const ours = ((o * k + y) * k + x) * channels + c;
-            const theirs = ((o * channels + c) * k + y) * k + x;
-            if (toOurs) result[ours] = values[theirs];
-            else result[theirs] = values[ours];
-          }
-        }
-      }
-    }
-    return result;
-  }
-  if (block.shape.length === 3) {
-    const [h, inputs, outputs] = block.shape;
-    for (let k = 0; k < h; k++) {
-      for (let j = 0; j < inputs * outputs; j++) {
-        if (toOurs) result[k * inputs * outputs + j] = values[j * h + k];
-        else result[j * h + k] = values[k * inputs * outputs + j];
-      }
-    }
-    return result;
-  }
-  result.set(Array.from(values));
-  return result;
 }
 
 function batchOf(rows: Rows, spec: BehaviorSpec): RewardBatch {

@@ -1,0 +1,39 @@
+/** Weights between torch's layouts and ours, for the tests against upstream's recorded fixtures. */
+import type { ParameterBlock } from '../../src/networks/layers/layer';
+
+/**
+ * Between torch's layouts and ours: a convolution's weight is out x in x k x k there, out x k x
+ * k x in here; the hypernetwork's last weight [I O, H] there, [H, I, O] here. `toOurs` false
+ * goes the other way.
+ */
+export function converted(block: ParameterBlock, values: ArrayLike<number>, toOurs: boolean): Float32Array {
+  const result = new Float32Array(values.length);
+  if (block.shape.length === 4) {
+    const [out, k, , channels] = block.shape;
+    for (let o = 0; o < out; o++) {
+      for (let y = 0; y < k; y++) {
+        for (let x = 0; x < k; x++) {
+          for (let c = 0; c < channels; c++) {
+            const ours = ((o * k + y) * k + x) * channels + c;
+            const theirs = ((o * channels + c) * k + y) * k + x;
+            if (toOurs) result[ours] = values[theirs];
+            else result[theirs] = values[ours];
+          }
+        }
+      }
+    }
+    return result;
+  }
+  if (block.shape.length === 3) {
+    const [h, inputs, outputs] = block.shape;
+    for (let k = 0; k < h; k++) {
+      for (let j = 0; j < inputs * outputs; j++) {
+        if (toOurs) result[k * inputs * outputs + j] = values[j * h + k];
+        else result[j * h + k] = values[k * inputs * outputs + j];
+      }
+    }
+    return result;
+  }
+  result.set(Array.from(values));
+  return result;
+}
