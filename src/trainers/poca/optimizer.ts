@@ -14,12 +14,12 @@
 import type { POCASettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
-import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile } from '../../networks/checkpoint-file';
+import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { GroupActionBatch, PocaCritic, PocaCriticDescription, PocaSequences } from '../../networks/poca-critic';
-import { writeFileWhole } from '../../common/whole-files';
 import { STAT_KEYS } from '../../stats';
 import { BehavioralCloning, behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '../behavioral-cloning';
 import { NonFiniteLossError } from '../non-finite-loss';
+import { CheckpointedOptimizer } from '../optimizer-checkpoint';
 import { PpoMinibatch, ppoLoss, trustRegionValueLoss } from '../ppo/loss';
 import { ppoScheduleAt } from '../ppo/optimizer';
 import { RewardProvider, loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
@@ -53,7 +53,8 @@ export interface PocaOptimizerSettings {
   readonly behavioralCloning: BehavioralCloning | null;
 }
 
-export class PocaOptimizer {
+export class PocaOptimizer extends CheckpointedOptimizer {
+  protected readonly checkpointKind = 'poca';
   readonly actorAdam: Adam;
   readonly criticAdam: Adam;
   readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
@@ -64,6 +65,7 @@ export class PocaOptimizer {
     readonly critic: PocaCritic,
     readonly settings: PocaOptimizerSettings,
   ) {
+    super();
     this.actorAdam = new Adam(model.parameters.length);
     this.criticAdam = new Adam(critic.parameters.length);
     this.rewardProviders = settings.rewardProviders;
@@ -133,23 +135,7 @@ export class PocaOptimizer {
     return encodeCheckpoint(meta, arrays);
   }
 
-  loadState(bytes: Uint8Array): number {
-    return this.restore(decodeCheckpoint(bytes));
-  }
-
-  saveCheckpoint(path: string, step: number): void {
-    writeFileWhole(path, this.saveState(step));
-  }
-
-  /** Restores a checkpoint file; returns the training step it was saved at. */
-  loadCheckpoint(path: string): number {
-    return this.restore(readCheckpointFile(path));
-  }
-
-  private restore({ meta, arrays }: ReturnType<typeof decodeCheckpoint>): number {
-    if (meta.kind !== 'poca') {
-      throw new Error(`The checkpoint is of a ${String(meta.kind)} trainer, not of POCA.`);
-    }
+  protected restoreState({ meta, arrays }: CheckpointContents): number {
     this.model.loadStateArrays(meta.model as ModelDescription, arrays);
     this.actorAdam.loadStateArrays('adam', arrays, meta.adamStep as number);
     this.critic.loadStateArrays(CRITIC_PREFIX, meta.critic as PocaCriticDescription, arrays);

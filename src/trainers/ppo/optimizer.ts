@@ -7,8 +7,8 @@
 import type { PPOSettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
-import { writeFileWhole } from '../../common/whole-files';
-import { CheckpointArray, decodeCheckpoint, encodeCheckpoint, readCheckpointFile } from '../../networks/checkpoint-file';
+import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
+import { CheckpointedOptimizer } from '../optimizer-checkpoint';
 import { decayedValue } from '../../networks/schedule';
 import { PpoMinibatch, ppoLoss } from './loss';
 import { NonFiniteLossError } from '../non-finite-loss';
@@ -63,7 +63,8 @@ export interface PpoUpdateStats {
   readonly 'Policy/Beta': number;
 }
 
-export class PpoOptimizer {
+export class PpoOptimizer extends CheckpointedOptimizer {
+  protected readonly checkpointKind = 'ppo';
   readonly adam: Adam;
   readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
   readonly behavioralCloning: BehavioralCloning | null;
@@ -72,6 +73,7 @@ export class PpoOptimizer {
     readonly model: ActorCritic,
     readonly settings: PpoOptimizerSettings,
   ) {
+    super();
     this.adam = new Adam(model.parameters.length);
     this.rewardProviders = settings.rewardProviders ?? new Map();
     this.behavioralCloning = settings.behavioralCloning ?? null;
@@ -109,7 +111,7 @@ export class PpoOptimizer {
     };
   }
 
-  /** Weights, normalizer and optimizer state in one checkpoint (./networks/checkpoint-file.ts). */
+  /** Weights, normalizer and optimizer state in one checkpoint. */
   saveState(step: number): Uint8Array {
     const arrays = new Map<string, CheckpointArray>([
       ...this.model.stateArrays(),
@@ -121,24 +123,7 @@ export class PpoOptimizer {
     return encodeCheckpoint(meta, arrays);
   }
 
-  /** Restores saveState(); returns the training step it was saved at. */
-  loadState(bytes: Uint8Array): number {
-    return this.restore(decodeCheckpoint(bytes));
-  }
-
-  saveCheckpoint(path: string, step: number): void {
-    writeFileWhole(path, this.saveState(step));
-  }
-
-  /** Restores a checkpoint file; returns the training step it was saved at. */
-  loadCheckpoint(path: string): number {
-    return this.restore(readCheckpointFile(path));
-  }
-
-  private restore({ meta, arrays }: ReturnType<typeof decodeCheckpoint>): number {
-    if (meta.kind !== 'ppo') {
-      throw new Error(`The checkpoint is of a ${String(meta.kind)} trainer, not of PPO.`);
-    }
+  protected restoreState({ meta, arrays }: CheckpointContents): number {
     this.model.loadStateArrays(meta.model as ModelDescription, arrays);
     this.adam.loadStateArrays(ADAM_PREFIX, arrays, meta.adamStep as number);
     loadProvidersStateArrays(this.rewardProviders, arrays);

@@ -35,22 +35,16 @@ import * as tf from '@tensorflow/tfjs';
 import type { SACSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { SeededRandom } from '../../common/random';
-import { writeFileWhole } from '../../common/whole-files';
 import { ActorCritic, HeadGradients, HeadOutputs, ModelDescription, SequenceMemories } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
-import {
-  CheckpointArray,
-  decodeCheckpoint,
-  encodeCheckpoint,
-  readCheckpointFile,
-  requireCheckpointArray,
-} from '../../networks/checkpoint-file';
+import { CheckpointArray, CheckpointContents, encodeCheckpoint, requireCheckpointArray } from '../../networks/checkpoint-file';
 import { EPSILON, maskedSoftmax } from '../../networks/distributions';
 import { QNetwork } from '../../networks/q-network';
 import { decayedValue } from '../../networks/schedule';
 import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma, squashedGaussianLogProb } from '../../networks/squashed-gaussian';
 import { rowsAtSequenceStarts } from '../critic-memories';
 import { NonFiniteLossError } from '../non-finite-loss';
+import { CheckpointedOptimizer } from '../optimizer-checkpoint';
 import type { ReplayRows } from './replay-buffer';
 import { RewardProvider, loadProvidersStateArrays, providersStateArrays } from '../reward-signals/reward-provider';
 import { BehavioralCloning, behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '../behavioral-cloning';
@@ -110,7 +104,8 @@ export interface SacGradients extends ActorPass {
   q2Gradient: Float32Array;
 }
 
-export class SacOptimizer {
+export class SacOptimizer extends CheckpointedOptimizer {
+  protected readonly checkpointKind = 'sac';
   readonly q1: QNetwork;
   readonly q2: QNetwork;
   /** The value network's slow copy (only its critic body is used). */
@@ -141,6 +136,7 @@ export class SacOptimizer {
     spec: BehaviorSpec,
     readonly settings: SacOptimizerSettings,
   ) {
+    super();
     this.random = new SeededRandom(settings.seed + 7);
     const actionSpec = model.actionSpec;
     this.continuousSize = actionSpec.continuousSize;
@@ -519,21 +515,7 @@ export class SacOptimizer {
     return encodeCheckpoint({ kind: 'sac', step, adamSteps, model: this.model.describe() }, arrays);
   }
 
-  saveCheckpoint(path: string, step: number): void {
-    writeFileWhole(path, this.saveState(step));
-  }
-
-  /** Restores saveState(); returns the training step it was saved at. */
-  loadState(bytes: Uint8Array): number {
-    return this.restore(decodeCheckpoint(bytes));
-  }
-
-  loadCheckpoint(path: string): number {
-    return this.restore(readCheckpointFile(path));
-  }
-
-  private restore({ meta, arrays }: ReturnType<typeof decodeCheckpoint>): number {
-    if (meta.kind !== 'sac') throw new Error(`The checkpoint is of a ${String(meta.kind)} trainer, not of SAC.`);
+  protected restoreState({ meta, arrays }: CheckpointContents): number {
     this.model.loadStateArrays(meta.model as ModelDescription, arrays);
     const restoreArray = (name: string, target: Float32Array): void => target.set(requireCheckpointArray(arrays, name, target.length));
     restoreArray('target.parameters', this.target.parameters);
