@@ -17,7 +17,7 @@ import { DEFAULT_EDITOR_PORT } from '../env/unity-environment';
 import { backendForTorchDevice, selectBackend } from '../networks/backend';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
 import { BehaviorProgress, ProgressDisplay } from '../stats/progress-display';
-import { TrainerController, checkFeaturesBuilt } from '../trainers/trainer-controller';
+import { TrainerController } from '../trainers/trainer-controller';
 import { resolveDemonstrationPaths } from '../trainers/demonstrations';
 
 export interface LearnOptions {
@@ -43,7 +43,6 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   const logger = learnOptions.logger ?? consoleLogger();
   const options = loadRunOptions(argv, cwd, logger);
   checkTrainerTypesBuilt(options);
-  checkFeaturesBuilt(options);
   const { inference, resume, initialize_from: initializeFrom } = options.checkpoint_settings;
   if (inference && !resume && initializeFrom === null) {
     logger.warning('--inference without --resume or --initialize-from runs freshly initialized (untrained) policies.');
