@@ -32,8 +32,3 @@ export function parseBehaviorId(behaviorId: string): BehaviorIdentifiers {
   }
   return { behaviorId, brainName: withoutFragment.slice(0, queryAt), teamId };
 }
-
-/** The behavior name of a team of a trainer (upstream's create_name_behavior_id). */
-export function teamBehaviorId(brainName: string, teamId: number): string {
-  return `${brainName}?team=${teamId}`;
-}

@@ -12,8 +12,9 @@ import { learn } from '../../src/cli/mlagents-learn';
 import { readCheckpointFile } from '../../src/networks/checkpoint-file';
 import { listEventFiles, readEventFile } from '../../src/stats';
 import { tempDir } from '../helpers/paths';
-import { simpleGoalArgs } from './learn-helpers';
-import { UPSTREAM_CASES, caseConfiguration, runSelfPlayCase, upstreamCase } from './upstream-cases';
+import { meanOfLastFive, simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';
+import { PocaTrainer } from '../../src/trainers/poca/trainer';
+import { UPSTREAM_CASES, UpstreamCase, caseConfiguration, caseRunId, pocaGroupRewards, runSelfPlayCase, upstreamCase } from './upstream-cases';
 
 const GHOST_CASES = UPSTREAM_CASES.filter((c) => c.selfPlay !== undefined).map((c) => c.name);
 
@@ -25,6 +26,28 @@ describe("upstream's self-play cases", () => {
     // Every team above 0.9, or (the _fails cases) one above and one below.
     expect({ scores: outcome.scores, teamsAbove: above }).toEqual({ scores: outcome.scores, teamsAbove: c.selfPlay!.judged === 'every team' ? 2 : 1 });
     expect(outcome.pass).toBe(true);
+  }, 120000);
+});
+
+describe('self-play around SAC and POCA', () => {
+  // Upstream's test_simple_sac and test_simple_poca under test_simple_ghost's self_play (ghost swaps every 400 steps).
+  it.each(['test_simple_sac[(0, 1)]', 'test_simple_poca[(0, 1)]'])('%s: the learning team reaches the threshold, the ELO moves', async (name) => {
+    const base = upstreamCase(name);
+    const teams = ['1D?team=0', '1D?team=1'];
+    const c: UpstreamCase = {
+      ...base,
+      envArgs: [...base.envArgs, '--behavior-name', teams.join(',')],
+      selfPlay: { teams, settings: { play_against_latest_model_ratio: 1.0, save_steps: 400, swap_steps: 400 }, judged: 'every team' },
+    };
+    const cwd = tempDir('learn-self-play-trainers');
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration(c));
+    const controller = await learn(await simpleGoalArgs(caseRunId(c), '--env-args', ...c.envArgs), { cwd, logger: memoryLogger() });
+    const ghost = controller.ghostTrainers.get('1D')!;
+    const learner = ghost.learner;
+    // POCA's agents are paid as a group: judged on the group episodes, as runUpstreamCase does.
+    const rewards = learner instanceof PocaTrainer ? pocaGroupRewards(learner) : ghost.episodeRewardsOf('1D?team=0');
+    expect(meanOfLastFive(rewards)).toBeGreaterThan(c.threshold);
+    expect(ghost.currentElo).not.toBe(1200);
   }, 120000);
 });
 
@@ -76,5 +99,17 @@ describe('mlagents-learn with self_play: results and --resume', () => {
     expect(more.behaviorTrainers.get('1D')!.step).toBeGreaterThanOrEqual(1500);
     const status = JSON.parse(fs.readFileSync(path.join(runDir, 'run_logs', 'training_status.json'), 'utf8'));
     expect(status['1D'].elo).toBe(more.ghostTrainers.get('1D')!.currentElo);
+  }, 60000);
+});
+
+describe('mlagents-learn: teams without self_play', () => {
+  it('every team of a behavior name feeds its one trainer and acts with its policy', async () => {
+    const cwd = tempDir('learn-teams');
+    writeSimplePpoConfig(cwd, 3000);
+    const controller = await learn(await simpleGoalArgs('teams', '--env-args', '--behavior-name', '1D?team=0,1D?team=1'), { cwd, logger: memoryLogger() });
+    expect([...controller.behaviorTrainers.keys()]).toEqual(['1D']);
+    expect(controller.ghostTrainers.size).toBe(0);
+    expect(meanOfLastFive(controller.behaviorTrainers.get('1D')!.episodeRewards)).toBeGreaterThan(0.9);
+    expect(fs.readdirSync(path.join(cwd, 'results', 'teams')).sort()).toEqual(['1D', '1D.onnx', 'configuration.yaml', 'run_logs']);
   }, 60000);
 });
