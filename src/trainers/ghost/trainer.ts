@@ -105,6 +105,7 @@ export class GhostTrainer implements RatedOpponent, CheckpointedTrainer {
     this.controller = options.controller;
     this.stats = options.stats;
     this.seed = options.seed;
+    // Apart from the learner's own streams (seed and seed + 1), so that drawing opponents changes none of its draws.
     this.random = new SeededRandom(options.seed + 7);
     this.learnerTrajectories = new AgentManagerQueue(options.brainName);
     this.learnerPolicies = new AgentManagerQueue(options.brainName);
@@ -280,6 +281,7 @@ export class GhostTrainer implements RatedOpponent, CheckpointedTrainer {
     let policy = this.ghostPolicies.get(team);
     if (policy === undefined) {
       const { behaviorSpec, options } = this.learner.model;
+      // A sampling stream of its own: the ghosts' actions are not the learner's noise replayed.
       policy = new ModelPolicy(new ActorCritic(behaviorSpec, { ...options, seed: this.seed + 1000 + team }));
       this.ghostPolicies.set(team, policy);
     }
