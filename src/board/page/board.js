@@ -10,6 +10,7 @@ const COLORS = ['#1565c0', '#c62828', '#2e7d32', '#6a1b9a', '#ef6c00', '#00838f'
 const state = {
   runs: [],
   selected: new Set(),
+  known: new Set(),
   focused: null,
   xAxis: 'step',
   smoothing: 0.6,
@@ -76,7 +77,12 @@ const formatNumber = (value, digits = 4) => (value === null || value === undefin
 
 async function loadRuns() {
   state.runs = await getJson('/api/runs');
-  if (state.selected.size === 0) for (const run of state.runs.slice(0, INITIAL_SELECTION)) state.selected.add(run.name);
+  // Runs seen for the first time (at start, or started while the page is open) are overlaid while few are.
+  for (const run of state.runs) {
+    if (state.known.has(run.name)) continue;
+    state.known.add(run.name);
+    if (state.selected.size < INITIAL_SELECTION) state.selected.add(run.name);
+  }
   for (const name of [...state.selected]) if (!state.runs.some((run) => run.name === name)) state.selected.delete(name);
   if (state.focused === null || !state.runs.some((run) => run.name === state.focused)) state.focused = state.runs[0]?.name ?? null;
   renderRuns();
