@@ -20,7 +20,7 @@ import { StatusType, TRAINING_STATUS_FILE_NAME, type ModelCheckpoint } from '../
 import { EventFileTail } from './event-reader';
 import { ScalarSeries, type SeriesPoints } from './scalar-series';
 
-const EVENT_FILE_PREFIX = 'events.out.tfevents.';
+export const EVENT_FILE_PREFIX = 'events.out.tfevents.';
 const CONFIGURATION_FILE = 'configuration.yaml';
 const RUN_LOGS = 'run_logs';
 /** How many summaries back the steps/s of a live run is measured over. */
@@ -204,6 +204,11 @@ export class ResultsFolder {
     // A checkpoint's file came or went: the list of checkpoints says whether it can be downloaded.
     if (parts.length === 3 && parts[2].endsWith('.onnx')) return [{ kind: 'run', run: run.name }];
     return [];
+  }
+
+  /** Every event file read so far. */
+  eventFiles(): string[] {
+    return [...this.runs.values()].flatMap((run) => [...run.behaviors.values()].flatMap((behavior) => [...behavior.tails.keys()]));
   }
 
   summaries(): RunSummary[] {

@@ -19,7 +19,7 @@ import * as path from 'path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from '../common/logger';
 import { isLoopbackAddress } from '../communicator/bind-address';
-import { ResultsFolder, type BoardUpdate } from './results-folder';
+import { EVENT_FILE_PREFIX, ResultsFolder, type BoardUpdate } from './results-folder';
 import { RefusedPath, fileInside } from './safe-path';
 
 /** The page's own files; found from src/board and from dist/board alike. */
@@ -65,7 +65,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   const folder = new ResultsFolder(root);
   folder.load();
   const clients = new Set<http.ServerResponse>();
-  const watcher = watchFolder(root, (files) => {
+  const watcher = watchFolder(root, folder.eventFiles(), (files) => {
     const updates = files.flatMap((file) => folder.changed(file));
     for (const text of updateMessages(updates)) for (const client of clients) client.write(text);
   });
@@ -135,11 +135,15 @@ function listen(server: http.Server, options: BoardOptions): Promise<void> {
   });
 }
 
-/** Watches the results folder without following links; calls back with the files changed, coalesced. */
-function watchFolder(root: string, onChange: (files: string[]) => void): FSWatcher & { ready: Promise<void> } {
+/**
+ * Watches the results folder without following links, and calls back with the files changed,
+ * coalesced. chokidar reports files and folders that come and go; each event file also gets an
+ * inotify watch of its own (fs.watch), because chokidar drops a change that follows another
+ * within a few milliseconds, and a summary must never wait for the next one to show.
+ */
+function watchFolder(root: string, eventFiles: readonly string[], onChange: (files: string[]) => void): FSWatcher & { ready: Promise<void> } {
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | null = null;
-  const watcher = watch(root, { ignoreInitial: true, followSymlinks: false, depth: 3 });
   const changed = (file: string) => {
     pending.add(file);
     timer ??= setTimeout(() => {
@@ -149,9 +153,40 @@ function watchFolder(root: string, onChange: (files: string[]) => void): FSWatch
       onChange(files);
     }, COALESCE_MS);
   };
-  for (const event of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(event, changed);
+  const fileWatchers = new Map<string, fs.FSWatcher>();
+  const watchEventFile = (file: string) => {
+    if (fileWatchers.has(file) || !path.basename(file).startsWith(EVENT_FILE_PREFIX)) return;
+    try {
+      fileWatchers.set(file, fs.watch(file, { persistent: false }, () => changed(file)).on('error', () => unwatchEventFile(file)));
+    } catch {
+      // Gone already: chokidar reports its removal.
+    }
+  };
+  const unwatchEventFile = (file: string) => {
+    fileWatchers.get(file)?.close();
+    fileWatchers.delete(file);
+  };
+  eventFiles.forEach(watchEventFile);
+  const watcher = watch(root, { ignoreInitial: true, followSymlinks: false, depth: 3 });
+  watcher.on('add', (file) => {
+    watchEventFile(file);
+    changed(file);
+  });
+  watcher.on('unlink', (file) => {
+    unwatchEventFile(file);
+    changed(file);
+  });
+  for (const event of ['change', 'addDir', 'unlinkDir'] as const) watcher.on(event, changed);
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
-  return Object.assign(watcher, { ready });
+  const close = watcher.close.bind(watcher);
+  return Object.assign(watcher, {
+    ready,
+    close: () => {
+      for (const file of [...fileWatchers.keys()]) unwatchEventFile(file);
+      if (timer !== null) clearTimeout(timer);
+      return close();
+    },
+  });
 }
 
 /** The event-stream text of a batch of updates: each distinct one once. */

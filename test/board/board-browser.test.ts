@@ -43,8 +43,9 @@ function stepsInFiles(behaviorDir: string, tag: string): number[] {
     .map((event) => event.step);
 }
 
-const pagePoints = (page: Page, run: string, tag: string) =>
-  page.evaluate((r, t) => (window as unknown as { board: { points(r: string, b: string, t: string): { steps: number[] } | null } }).board.points(r, '1D', t)?.steps ?? null, run, tag);
+/** The steps of a series the page holds (window.board, the page's data); expressions, as the tests compile without DOM types. */
+const pointsExpression = (run: string, behavior: string, tag: string) => `window.board.points(${JSON.stringify(run)}, ${JSON.stringify(behavior)}, ${JSON.stringify(tag)})?.steps`;
+const pagePoints = (page: Page, run: string, tag: string, behavior = '1D') => page.evaluate(pointsExpression(run, behavior, tag)) as Promise<number[] | undefined>;
 
 describe('the board in a browser', () => {
   let cwd: string;
@@ -62,7 +63,7 @@ describe('the board in a browser', () => {
     page = await browser.newPage();
     await page.setViewport({ width: 1500, height: 1000 });
     await page.goto(board.url);
-    await page.waitForFunction(() => (window as unknown as { board: { firstChartAt: number | null } }).board.firstChartAt !== null);
+    await page.waitForFunction('window.board.firstChartAt !== null');
   }, 120000);
 
   afterAll(async () => {
@@ -81,7 +82,7 @@ describe('the board in a browser', () => {
       const expected = stepsInFiles(path.join(cwd, 'results', 'first', '1D'), REWARD);
       expect(expected.length).toBeGreaterThan(1);
       expect(await pagePoints(page, 'first', REWARD)).toEqual(expected);
-      const drawn = await page.evaluate((t) => (window as unknown as { board: { drawn(t: string): Record<string, number> } }).board.drawn(t), REWARD);
+      const drawn = (await page.evaluate(`window.board.drawn(${JSON.stringify(REWARD)})`)) as Record<string, number>;
       expect(drawn['first/1D']).toBe(expected.length);
 
       expect(await page.$eval('#configuration', (node) => node.textContent)).toContain('max_steps: 400');
@@ -104,10 +105,8 @@ describe('the board in a browser', () => {
           if (event.state === 'completed') resolve();
         }),
       );
-      const name = await page.$eval('#checkpoints tr:nth-child(2) a', (link) => {
-        (link as HTMLAnchorElement).click();
-        return link.textContent!;
-      });
+      const name = await page.$eval('#checkpoints tr:nth-child(2) a', (link) => link.textContent!);
+      await page.click('#checkpoints tr:nth-child(2) a');
       await finished;
       expect(fs.readFileSync(path.join(downloads, name))).toEqual(fs.readFileSync(path.join(cwd, 'results', 'first', '1D', name)));
     });
@@ -116,38 +115,30 @@ describe('the board in a browser', () => {
   it("shows ML-Agents' own results: upstream tags, its checkpoints, lesson, ELO and timers", async () => {
     await screenshotOnFailure(page, 'board-upstream', async () => {
       await page.click(`nav .run[data-run="${UPSTREAM_RUN}"] button.details`);
-      await page.waitForFunction((run) => document.querySelector('#details h2')?.textContent === `Run ${run}`, {}, UPSTREAM_RUN);
+      await page.waitForFunction(`document.querySelector('#details h2')?.textContent === 'Run ${UPSTREAM_RUN}'`);
       expect(await page.$eval('#lessons', (node) => node.textContent)).toBe('difficultylesson 1 (Hard)');
       const links = await page.$$eval('#checkpoints a', (nodes) => nodes.map((node) => node.getAttribute('href')));
       expect(links).toEqual(['/files/ppo_upstream/3DBall/3DBall-30000.onnx', '/files/ppo_upstream/3DBall.onnx']);
       expect(await page.$eval('#details', (node) => node.textContent)).toContain('1212.5');
       expect(await page.$eval('#timers', (node) => node.textContent)).toContain('TrainerController.start_learning');
-      const elo = await page.evaluate(() => (window as unknown as { board: { points(r: string, b: string, t: string): { steps: number[] } | null } }).board.points('ppo_upstream', '3DBall', 'Self-play/ELO'));
-      expect(elo?.steps).toEqual([10000, 20000, 30000]);
+      expect(await pagePoints(page, UPSTREAM_RUN, 'Self-play/ELO', '3DBall')).toEqual([10000, 20000, 30000]);
     });
   });
 
   it('adds the points of a run that trains while the page is open, without a reload', async () => {
     await screenshotOnFailure(page, 'board-live', async () => {
-      await page.evaluate(() => Object.assign(window, { sameDocument: true }));
+      await page.evaluate('window.sameDocument = true');
       writeConfig(cwd, 1200);
       const training = learn(await simpleGoalArgs('second'), { cwd, logger: memoryLogger() });
       // The new run appears, is overlaid, and its chart gains points as summaries are written.
-      await page.waitForFunction(() => document.querySelector('nav .run[data-run="second"] input')?.hasAttribute('checked'));
-      await page.waitForFunction(
-        () => ((window as unknown as { board: { points(r: string, b: string, t: string): { steps: number[] } | null } }).board.points('second', '1D', 'Losses/Policy Loss')?.steps.length ?? 0) >= 2,
-        { timeout: 120000 },
-      );
+      await page.waitForFunction(`document.querySelector('nav .run[data-run="second"] input')?.hasAttribute('checked')`);
+      await page.waitForFunction(`(${pointsExpression('second', '1D', 'Losses/Policy Loss')}?.length ?? 0) >= 2`, { timeout: 120000 });
       expect(await page.$('nav .run[data-run="second"] .badge')).not.toBeNull();
       await training;
       const expected = stepsInFiles(path.join(cwd, 'results', 'second', '1D'), 'Losses/Policy Loss');
-      await page.waitForFunction(
-        (n) => ((window as unknown as { board: { points(r: string, b: string, t: string): { steps: number[] } | null } }).board.points('second', '1D', 'Losses/Policy Loss')?.steps.length ?? 0) >= n,
-        {},
-        expected.length,
-      );
+      await page.waitForFunction(`(${pointsExpression('second', '1D', 'Losses/Policy Loss')}?.length ?? 0) >= ${expected.length}`);
       expect(await pagePoints(page, 'second', 'Losses/Policy Loss')).toEqual(expected);
-      expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+      expect(await page.evaluate('window.sameDocument')).toBe(true);
     });
   }, 180000);
 });

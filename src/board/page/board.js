@@ -24,7 +24,10 @@ const state = {
 
 /** What tests and the benchmark read from the page. */
 window.board = {
+  /** Milliseconds from the page's navigation to its first chart drawn. */
   firstChartAt: null,
+  /** When points pushed by the server were last drawn, in milliseconds since the epoch (the live delay). */
+  pushedPointsDrawnAt: null,
   /** The points the page holds for one series, or null when it holds none. */
   points(run, behavior, tag) {
     const series = state.series.get(seriesKey(run, behavior, tag));
@@ -291,6 +294,7 @@ function queueRedraw(tag) {
       const tags = [...state.redrawQueued];
       state.redrawQueued.clear();
       for (const t of tags) drawChart(t);
+      window.board.pushedPointsDrawnAt = Date.now();
     });
   }
   state.redrawQueued.add(tag);
