@@ -18,6 +18,7 @@ import { BehaviorSpec, describeBehaviorSpec } from '../env/behavior-spec';
 import { InterruptedError } from '../env/unity-environment';
 import {
   ConsoleWriter,
+  EnvironmentStatusFile,
   STAT_KEYS,
   StatsRegistry,
   StatusType,
@@ -73,10 +74,13 @@ export class TrainerController {
   /** An error met outside the run's own calls (uncaught elsewhere in the process): it ends the run. */
   private fatalError: { error: unknown } | null = null;
   private readonly heapGuard = new HeapGuard();
+  /** run_logs/environments.json, for a board watching the run. */
+  private readonly environmentStatus: EnvironmentStatusFile;
 
   constructor(private readonly run: TrainerControllerOptions) {
     this.logger = run.logger;
     this.ghostController = new GhostController(run.logger);
+    this.environmentStatus = new EnvironmentStatusFile(run.paths.runLogsDir);
     const resume = run.options.checkpoint_settings.resume;
     this.status = resume ? TrainingStatus.load(run.paths.trainingStatusFile, run.logger) : new TrainingStatus();
     this.parameters = new EnvironmentParameterManager(
@@ -135,6 +139,7 @@ export class TrainerController {
     let envManager: EnvManager | null = null;
     let failure: { error: unknown } | null = null;
     try {
+      this.environmentStatus.record('connecting', new Array<number>(this.run.launch.numEnvs).fill(0));
       envManager = await EnvManager.launch(
         {
           ...this.run.launch,
@@ -162,11 +167,13 @@ export class TrainerController {
 
   private async train(envManager: EnvManager): Promise<void> {
     await timers.time('env_reset', () => envManager.reset());
+    this.environmentStatus.record('training', envManager.restartCountPerWorker);
     this.parameters.logCurrentLessons();
     // An inference run goes on until it is stopped, as upstream's.
     const inference = this.run.options.checkpoint_settings.inference;
     while (!this.stopRequested && (inference || this.shouldStillTrain())) {
       await timers.time('env_step', () => envManager.step());
+      this.environmentStatus.record('training', envManager.restartCountPerWorker);
       this.reportLessons();
       timers.time('trainer_advance', () => this.advanceTrainers());
       for (const { trainer } of this.trainers.values()) await trainer.waitUntilReady?.();
@@ -203,6 +210,7 @@ export class TrainerController {
     await attempt(() => this.stats.close());
     await attempt(() => writeTimingTree(this.run.paths.runLogsDir, timers));
     await attempt(() => envManager?.close());
+    await attempt(() => this.environmentStatus.record('ended', envManager?.restartCountPerWorker ?? []));
     return errors;
   }
 
@@ -337,6 +345,8 @@ export class TrainerController {
     this.recordElo(name);
     const record = saveCheckpoint(this.checkpointRequest(name, step), this.status);
     this.status.save(this.run.paths.trainingStatusFile);
+    // Upstream writes timers.json only at the end; written here too, a board shows where a live run's time goes.
+    writeTimingTree(this.run.paths.runLogsDir, timers);
     this.logger.info(`Saved the model of ${name} at step ${step}: ${record.file_path}`);
   }
 
