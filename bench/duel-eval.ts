@@ -174,7 +174,9 @@ class DuelBrain implements Brain {
     }
     for (const [player, held] of rows) {
       const observations = new Float32Array(held.length * OBSERVATION_SIZE);
-      held.forEach(({ batch, row }, i) => observations.set(batch.observations[0].subarray(row * OBSERVATION_SIZE, (row + 1) * OBSERVATION_SIZE), i * OBSERVATION_SIZE));
+      held.forEach(({ batch, row }, i) => {
+        observations.set(batch.observations[0].subarray(row * OBSERVATION_SIZE, (row + 1) * OBSERVATION_SIZE), i * OBSERVATION_SIZE);
+      });
       const chosen = await player.act(held.map((h) => h.agent), observations);
       held.forEach(({ batch, decision }, i) => {
         actions.get(batch.group.name)!.continuous.set(chosen.subarray(i * ACTIONS, (i + 1) * ACTIONS), decision * ACTIONS);
@@ -213,8 +215,8 @@ const percent = (count: number, games: number) => `${((100 * count) / games).toF
 
 /** A table row: the players, the games, and the first player's wins, draws and losses with their rates. */
 export function duelRow(result: DuelResult): string[] {
-  const { games } = result;
-  return [result.first, result.second, String(games), `${result.wins} (${percent(result.wins, games)})`, `${result.draws} (${percent(result.draws, games)})`, `${result.losses} (${percent(result.losses, games)})`];
+  const counted = (count: number) => `${count} (${percent(count, result.games)})`;
+  return [result.first, result.second, String(result.games), counted(result.wins), counted(result.draws), counted(result.losses)];
 }
 
 export const DUEL_COLUMNS = ['first', 'second', 'games', "first's wins", 'draws', "first's losses"];

@@ -22,24 +22,24 @@
  *     reaches the other end wall before landing: the hitter loses;
  *   - a shot lands in the other half and then lands again there, or reaches the end wall behind
  *     it, before the other player hits it: the hitter wins.
- * After MAX_STEP steps without a point both episodes are interrupted, rewards 0: a draw.
+ * After --max-step steps (DEFAULT_MAX_STEP) without a point both episodes are interrupted, rewards 0: a draw.
  *
  * What it keeps of Unity's Tennis: two agents of one behavior on two teams, observations mirrored
  * so that each sees the game from its own side (Tennis's m_InvertMult: both see themselves at
  * negative x, the other side at positive x), continuous actions for moving toward or away from
- * the net and for the racket's angle, HitWall's rules of a point (a serve that must be hit before
- * it lands, the net, a shot landing long, a double bounce, a winner into the far wall), +1/-1 at
- * the end of a point and both episodes ending with it, a decision every 5 steps with the actions
- * repeated in between, and several courts per environment. The shaping rewards of older Tennis
+ * the net and for the racket's angle, each point served by dropping the ball at rest over a side
+ * drawn at random (TennisArea.MatchReset), HitWall's rules of a point (a serve that must be hit
+ * before it lands, the net, a shot landing long, a double bounce, a winner into the far wall),
+ * +1/-1 at the end of a point and both episodes ending with it, a decision every 5 steps with
+ * the actions repeated in between, and several courts per environment. The shaping rewards of older Tennis
  * versions (+0.1 a hit) are not kept, as today's Tennis has none: the game stays zero-sum.
  * What it changes: a plane instead of 3D physics; players run along the floor and reach up to
  * REACH_HEIGHT instead of jumping (no jump action: 2 actions instead of 3); a hit sends the ball
  * at a fixed speed at the racket's angle instead of a physical bounce off the racket; a player
  * cannot hit the ball twice in a row (the second touch is ignored, where Unity calls it a fault);
- * the serve alternates at random between the sides instead of following the last point; 9
- * observations once instead of 9 stacked 3 deep, the velocities given, the other player's
+ * 9 observations once instead of 9 stacked 3 deep, the velocities given, the other player's
  * position and whose turn it is added in place of the player's height and vertical speed; a
- * MaxStep (Unity's Tennis has none) so that a rally between two good players ends.
+ * MaxStep (Unity's Tennis prefab sets none) so that a rally between two good players ends.
  *
  * Observations (9 floats, each player's own frame: x' = x for team 0, -x for team 1, so the
  * player's half is x' < 0 and the other's x' > 0):
@@ -97,6 +97,8 @@ const DEFAULT_AREAS = 8;
 export const WIN_REWARD = 1;
 export const LOSE_REWARD = -1;
 export const OBSERVATION_SIZE = 9;
+/** Run, racket angle. */
+const ACTIONS = 2;
 /** The court moves by Unity's fixed step at every academy step. */
 const DT = FIXED_DELTA_TIME;
 
@@ -108,7 +110,7 @@ export function tennisBehavior(team: Team): BehaviorParameters {
   return {
     behaviorName: teamBehaviorName(team),
     observations: [{ kind: 'vector', shape: [OBSERVATION_SIZE], name: `VectorSensor_size${OBSERVATION_SIZE}` }],
-    continuousActions: 2,
+    continuousActions: ACTIONS,
     discreteBranches: [],
     decisionPeriod: DECISION_PERIOD,
     takeActionsBetweenDecisions: true,
@@ -188,7 +190,7 @@ export class Court {
   private over = false;
   /** The agents whose episode the point's end closed and who have not begun their next one yet. */
   private readonly ending = new Set<TennisAgent>();
-  private readonly scriptedActions = new Float32Array(2);
+  private readonly scriptedActions = new Float32Array(ACTIONS);
 
   constructor(
     private readonly academy: Academy,
