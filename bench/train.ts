@@ -29,7 +29,8 @@
  *       Environment/Group Cumulative Reward beside them, and the last summary's;
  *   (k) with --selfplay, instead of the rest: built-in Tennis with config/ppo/Tennis.yaml (self-play), a checkpoint every
  *       TENNIS_CHECKPOINT_STEPS steps, all kept, same seed: Self-play/ELO at every summary, then bench/duel-eval.ts's
- *       games (DUEL_GAMES, seeded): the final checkpoint against the first, against the random player and the heuristic;
+ *       games (DUEL_GAMES, seeded): the final checkpoint against the untrained policy (same seed, max_steps 1), the
+ *       first checkpoint, the random player and the heuristic;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
@@ -345,8 +346,26 @@ async function trainTennis(maxSteps?: number): Promise<{ elo: string[][]; duels:
   if (checkpoints.length < 2) throw new Error(`${folder} holds ${checkpoints.length} checkpoint(s): the final one needs an earlier one to play.`);
   const final = checkpoints[checkpoints.length - 1];
   const duels: string[][] = [];
-  for (const opponent of [checkpoints[0], 'random', 'heuristic']) duels.push(duelRow(await duel(final, opponent, { games: DUEL_GAMES, seed: 1 })));
+  for (const opponent of [await untrainedTennis(cwd, config), checkpoints[0], 'random', 'heuristic']) {
+    duels.push(duelRow(await duel(final, opponent, { games: DUEL_GAMES, seed: 1 })));
+  }
   return { elo, duels, wallSeconds: run.wallSeconds };
+}
+
+/**
+ * (k) The initial policy: the same configuration and seed run to max_steps 1, so its final checkpoint holds the
+ * weights the self-play run started from, before any update.
+ */
+async function untrainedTennis(cwd: string, config: { behaviors: { Tennis: { max_steps: number } } }): Promise<string> {
+  const file = path.join(cwd, 'Tennis-untrained.yaml');
+  fs.writeFileSync(file, YAML.stringify({ ...config, behaviors: { Tennis: { ...config.behaviors.Tennis, max_steps: 1 } } }));
+  const args = [file, '--run-id=untrained', '--env=builtin:Tennis', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
+  const run = await runCli(cwd, args);
+  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  const folder = path.join(cwd, 'results', 'untrained', 'Tennis');
+  const checkpoint = fs.readdirSync(folder).find((name) => /^Tennis-\d+\.ckpt$/.test(name));
+  if (checkpoint === undefined) throw new Error(`${folder} holds no Tennis-<step>.ckpt.`);
+  return path.join(folder, checkpoint);
 }
 
 async function main(): Promise<void> {
