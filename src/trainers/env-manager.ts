@@ -1,9 +1,9 @@
 /**
  * Steps every environment of a run together (upstream's EnvManager and SubprocessEnvManager, in
  * one event loop): after each step it hands each behavior's steps to that behavior's agent
- * manager with the decision taken on the previous step, asks the behavior's current policy for
- * the next actions of its agents on every environment in one batched forward pass, and steps all
- * environments concurrently.
+ * manager with the decision taken on the previous step; on the next step it asks the behavior's
+ * policy, as the trainers have left it in between, for the next actions of its agents on every
+ * environment in one batched forward pass, and steps all environments concurrently.
  *
  * It launches the environments too: --num-envs workers on consecutive ports, each told the engine
  * settings and the environment parameters with its first (RESET) message; when a curriculum
@@ -65,6 +65,8 @@ interface Worker {
   readonly parameters: EnvironmentParametersChannel;
   /** Per behavior, the decision taken on the latest step: the processor pairs it with the next. */
   readonly lastDecision: Map<string, ActionInfo>;
+  /** Per behavior, the agents of the latest step that wait for their actions. */
+  readonly awaitingDecision: Map<string, DecisionSteps>;
 }
 
 /** One worker's step in flight: its exchange with the environment, and how it ended once it has. */
@@ -95,7 +97,7 @@ export class EnvManager {
   private readonly recentRestartTimes: number[][];
   /** The environment parameters every worker uses now; a restarted worker is launched with them. */
   private samplers: Readonly<Record<string, SamplerSettings>>;
-  /** Per worker, its step in flight; null once its steps were taken in and its next actions decided. */
+  /** Per worker, its step in flight; null once its steps were taken in. */
   private readonly exchanges: Array<Exchange | null>;
 
   private constructor(
@@ -168,13 +170,14 @@ export class EnvManager {
   }
 
   /**
-   * Steps the environments as upstream's SubprocessEnvManager does: every worker whose next
-   * actions are decided sends them; as soon as one has answered, the steps of every worker that
-   * has answered are taken in and their next actions decided, in one batch per behavior. A slow
+   * Steps the environments as upstream's SubprocessEnvManager does: every worker that is not
+   * stepping gets its agents' actions, decided now in one batch per behavior, and sends them; as
+   * soon as one has answered, the steps of every worker that has answered are taken in. A slow
    * environment holds back only its own agents. If a worker crashed, the others' steps end, the
    * crashed ones are restarted and every environment is reset.
    */
   async step(): Promise<void> {
+    this.decideAwaitingActions();
     this.workers.forEach((worker, workerId) => {
       this.exchanges[workerId] ??= new Exchange(worker.env);
     });
@@ -268,15 +271,17 @@ export class EnvManager {
   /** Before a reset: the steps in flight and the decisions taken on them no longer count. */
   private endAllEpisodes(): void {
     for (const manager of this.managers.values()) manager.endEpisode();
-    for (const worker of this.workers) worker.lastDecision.clear();
+    for (const worker of this.workers) {
+      worker.lastDecision.clear();
+      worker.awaitingDecision.clear();
+    }
   }
 
   /**
-   * Feeds each behavior's steps from these workers to its agent manager, then decides the next
-   * actions of each behavior's agents on them in one forward pass.
+   * Feeds each behavior's steps from these workers to its agent manager; the agents that ask for
+   * a decision wait for it until the next step() (decideAwaitingActions).
    */
   private takeSteps(workerIds: readonly number[]): void {
-    const asking = new Map<string, Array<{ worker: Worker; steps: DecisionSteps }>>();
     for (const workerId of workerIds) {
       const worker = this.workers[workerId];
       const { env } = worker;
@@ -289,12 +294,25 @@ export class EnvManager {
         );
         manager.recordEnvironmentStats(environmentStats, workerId);
         worker.lastDecision.set(name, EMPTY_ACTION_INFO);
-        if (decisionSteps.length > 0) {
-          const parts = asking.get(name) ?? [];
-          parts.push({ worker, steps: decisionSteps });
-          asking.set(name, parts);
-        }
+        if (decisionSteps.length > 0) worker.awaitingDecision.set(name, decisionSteps);
       }
+    }
+  }
+
+  /**
+   * Decides the actions of every agent waiting for one, in one forward pass per behavior, with
+   * the policy its trainer has published by now: as upstream's, the trainers advance between a
+   * step's arrival and the decision on it, so an update acts from the very next decision.
+   */
+  private decideAwaitingActions(): void {
+    const asking = new Map<string, Array<{ worker: Worker; steps: DecisionSteps }>>();
+    for (const worker of this.workers) {
+      for (const [name, steps] of worker.awaitingDecision) {
+        const parts = asking.get(name) ?? [];
+        parts.push({ worker, steps });
+        asking.set(name, parts);
+      }
+      worker.awaitingDecision.clear();
     }
     for (const [name, parts] of asking) {
       const policy = this.currentPolicy(name, this.managers.get(name)!);
@@ -421,7 +439,7 @@ async function launchWorker(
     maxMessageMiB: options.maxMessageMiB,
     logger: options.logger,
   });
-  return { env, stats, parameters: parametersChannel, lastDecision: new Map() };
+  return { env, stats, parameters: parametersChannel, lastDecision: new Map(), awaitingDecision: new Map() };
 }
 
 /** Renames a crashed player's log, Player-<n>.log to Player-<n>.crash-<restart>.log; its new path, or null when there is none. */
