@@ -29,7 +29,10 @@ import { tensorValues, transposeInto } from './tensor-io';
 /** A network body's traced pass (layers/layer.ts): the encoding, and d/d one observation from d/d encoding. */
 export interface TracedBodyPass {
   readonly output: tf.Tensor2D;
-  /** d/d observation k: an image's in its shape ([count, ...]), a vector one's count x its size (of its normalized values). */
+  /**
+   * d/d observation k: an image's in its shape ([count, ...]), a variable-length one's [count,
+   * entities, entity size], a vector one's count x its size (of its normalized values).
+   */
   observationGradient(outputGradient: tf.Tensor2D, observation: number): tf.Tensor;
 }
 
@@ -165,24 +168,25 @@ export class NetworkBody {
   /**
    * The encoding (count x hidden) as a traced pass: `images` one tensor per image observation
    * ([count, ...its shape]), `rows` the vector observations side by side (count x
-   * layout.vectorWidth, normalized beforehand) followed by the actions (actionInputs columns).
-   * No memory. Without images, `rows` is the body encoder's input as it is.
+   * layout.vectorWidth, normalized beforehand) followed by the actions (actionInputs columns),
+   * `observations` every observation's values by index (the variable-length ones are read).
+   * No memory. Without images or variable-length observations, `rows` is the body encoder's input as it is.
    */
-  tracedPass(images: readonly tf.Tensor4D[], rows: tf.Tensor2D, parameters: TracedParameters): TracedBodyPass {
-    const { vectorWidth, visualObservations, observationSizes, columns } = this.layout;
+  tracedPass(images: readonly tf.Tensor4D[], rows: tf.Tensor2D, parameters: TracedParameters, observations: readonly Float32Array[] = []): TracedBodyPass {
+    const { vectorWidth, width, observationSizes, columns } = this.layout;
     let input = rows;
     let encoded: TracedEncoding | null = null;
-    if (visualObservations.length > 0) {
-      encoded = this.observationEncoder.tracedPass(images, tf.slice(rows, [0, 0], [-1, vectorWidth]), parameters);
+    if (this.hasEncoders) {
+      encoded = this.observationEncoder.tracedPass(images, tf.slice(rows, [0, 0], [-1, vectorWidth]), parameters, observations);
       input = this.actionInputs > 0 ? tf.concat([encoded.output, tf.slice(rows, [0, vectorWidth], [-1, this.actionInputs])], 1) : encoded.output;
     }
     const body = this.bodyEncoder.tracedPass(input, parameters);
     return {
       output: body.output,
       observationGradient: (dy, k) => {
-        const width = visualObservations.includes(k) ? this.layout.encodingSize : observationSizes[k];
-        const gradient = tf.slice(body.inputGradient(dy), [0, columns[k]], [-1, width]);
-        return encoded === null ? gradient : encoded.observationGradient(gradient, k);
+        const inputGradient = body.inputGradient(dy);
+        if (encoded === null) return tf.slice(inputGradient, [0, columns[k]], [-1, observationSizes[k]]);
+        return encoded.observationGradient(tf.slice(inputGradient, [0, 0], [-1, width]), k);
       },
     };
   }

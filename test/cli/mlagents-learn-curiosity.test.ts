@@ -1,7 +1,8 @@
 /**
  * PPO and SAC runs with the extrinsic and curiosity reward signals on SimpleGoal over real gRPC:
- * curiosity trains beside the policy, its statistics reach TensorBoard under upstream's tags, and
- * --resume brings its network and Adam state back from the checkpoint.
+ * curiosity trains beside the policy (on vector observations, a camera, variable-length
+ * observations), its statistics reach TensorBoard under upstream's tags, and --resume brings its
+ * network and Adam state back from the checkpoint.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -78,6 +79,19 @@ describe('mlagents-learn with the curiosity reward signal', () => {
     expect(curiosity.stateEncoder.encoders).toHaveLength(1);
     expect(curiosity.adam.step).toBeGreaterThan(0);
     const [events] = listEventFiles(path.join(cwd, 'results', 'curious-visual', '1D')).map(readEventFile);
+    const losses = events.flatMap((e) => (e.summary?.value ?? []).filter((v) => v.tag.startsWith('Losses/Curiosity')).map((v) => v.simple_value ?? NaN));
+    expect(losses.length).toBeGreaterThanOrEqual(2);
+    for (const loss of losses) expect(Number.isFinite(loss) && loss > 0).toBe(true);
+  }, 90000);
+
+  it('trains curiosity on variable-length observations alone: its state encoder attends over the entities, and both losses are finite', async () => {
+    writeSimplePpoConfig(cwd, 500, CURIOSITY_SIGNALS);
+    const args = ['--env-args', '--num-vector', '0', '--num-var-len', '1'];
+    const result = await learn(await simpleGoalArgs('curious-var-len', ...args), { cwd, logger: memoryLogger() });
+    const curiosity = curiosityOf(result.behaviorTrainers.get('1D') as PpoTrainer);
+    expect(curiosity.stateEncoder.attention?.selfEncoder).toBeNull();
+    expect(curiosity.adam.step).toBeGreaterThan(0);
+    const [events] = listEventFiles(path.join(cwd, 'results', 'curious-var-len', '1D')).map(readEventFile);
     const losses = events.flatMap((e) => (e.summary?.value ?? []).filter((v) => v.tag.startsWith('Losses/Curiosity')).map((v) => v.simple_value ?? NaN));
     expect(losses.length).toBeGreaterThanOrEqual(2);
     for (const loss of losses) expect(Number.isFinite(loss) && loss > 0).toBe(true);

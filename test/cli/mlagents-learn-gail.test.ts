@@ -102,6 +102,28 @@ describe('mlagents-learn with gail and behavioral_cloning', () => {
     expect(await runUpstreamCase(c, 1, tempDir('gail-visual-ppo'))).toBeGreaterThanOrEqual(c.threshold);
   }, 240000);
 
+  it('on variable-length observations alone (test_gail[ppo-(0, 1)] with num_var_len 1): reaches 0.9, the discriminator attends, --resume restores it', async () => {
+    const gail = upstreamCase('test_gail[ppo-(0, 1)]');
+    const varLen = ['--num-vector', '0', '--num-var-len', '1'];
+    const c = { ...gail, name: 'test_gail_var_len', envArgs: [...gail.envArgs, ...varLen], demonstration: { ...gail.demonstration!, envArgs: [...gail.demonstration!.envArgs, ...varLen] } };
+    const cwd = tempDir('gail-var-len');
+    expect(await runUpstreamCase(c, 1, cwd)).toBeGreaterThanOrEqual(c.threshold);
+    const folder = path.join(cwd, 'results', caseRunId(c), '1D');
+    const stepOf = (name: string) => Number(/-(\d+)\.ckpt$/.exec(name)?.[1] ?? -1);
+    const last = fs.readdirSync(folder).filter((name) => stepOf(name) >= 0).sort((a, b) => stepOf(a) - stepOf(b)).pop()!;
+    const saved = readCheckpointFile(path.join(folder, last)).arrays;
+    const savedSteps = saved.get('reward_signals.gail.adam.step')![0];
+    expect(savedSteps).toBeGreaterThan(0);
+
+    fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration({ ...c, maxSteps: c.maxSteps + 128 }));
+    const resumed = (await learn(await simpleGoalArgs(caseRunId(c), '--resume', '--env-args', ...c.envArgs), { cwd, logger: memoryLogger() })).behaviorTrainers.get('1D') as PpoTrainer;
+    const discriminator = resumed.optimizer.rewardProviders.get('gail') as GailRewardProvider;
+    expect(discriminator.body.attention).not.toBeNull();
+    expect(discriminator.parameters.length).toBe(saved.get('reward_signals.gail.parameters')!.length);
+    // Trained on from the restored state: at least one more buffer's updates (3 epochs of 4 minibatches).
+    expect(discriminator.adam.step).toBeGreaterThanOrEqual(savedSteps + 12);
+  }, 300000);
+
   it('PPO on a camera: GAIL\'s discriminator encodes the images, and --resume restores it from the checkpoint', async () => {
     const c = upstreamCase('test_gail_visual_ppo[(1, 0)]');
     const cwd = tempDir('gail-visual');

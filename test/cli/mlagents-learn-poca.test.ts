@@ -5,7 +5,8 @@
  * ./upstream-cases.ts), with POCA's TensorBoard tags and the actor alone in the exported model;
  * its run then serves --resume (the critic and its Adam restored) and --initialize-from. Upstream's
  * test_visual_poca[1] (each member's image through the critic's encoder) reaches its threshold,
- * and test_recurrent_poca[is_multiagent=true-(0, 1)] trains with memory. Every POCA case (simple,
+ * and test_recurrent_poca[is_multiagent=true-(0, 1)] trains with memory; test_simple_poca[(0, 1)]
+ * with threaded: true reaches its threshold too, its updates in the worker. Every POCA case (simple,
  * visual, variable-length with goals, recurrent) runs in `npm run bench:upstream -- poca`.
  */
 import * as fs from 'fs';
@@ -68,6 +69,16 @@ describe('mlagents-learn trainer_type: poca on SimpleGoal --group', () => {
     );
     expect(refused.message).toContain('The checkpoint holds a different network');
   }, 120000);
+
+  it('test_simple_poca[(0, 1)] with threaded: true: the update worker trains actor and critic to the threshold', async () => {
+    const threadedCwd = tempDir('poca-threaded');
+    fs.writeFileSync(path.join(threadedCwd, 'config.yaml'), caseConfiguration(c).replace('threaded: false', 'threaded: true'));
+    const controller = await learn(await simpleGoalArgs('poca-threaded', ...envArgs), { cwd: threadedCwd, logger: memoryLogger() });
+    const trainer = controller.behaviorTrainers.get('1D') as PocaTrainer;
+    expect(trainer.settings.threaded).toBe(true);
+    expect(trainer.optimizer.criticAdam.step).toBeGreaterThan(0);
+    expect(meanOfLastFive(pocaGroupRewards(trainer))).toBeGreaterThanOrEqual(c.threshold);
+  }, 900000);
 
   it('test_visual_poca[1]: each member\'s image through the critic\'s visual encoder', async () => {
     const visual = upstreamCase('test_visual_poca[1]');

@@ -1,6 +1,7 @@
 /**
  * A PPO run with the extrinsic and RND reward signals on SimpleGoal: RND trains beside the
- * policy and its statistics reach TensorBoard under upstream's tags.
+ * policy and its statistics reach TensorBoard under upstream's tags; on cameras and on
+ * variable-length observations too.
  */
 import * as path from 'path';
 import { memoryLogger } from '../../src/common/logger';
@@ -64,6 +65,19 @@ describe('mlagents-learn with the RND reward signal', () => {
     expect(rnd.predictor.body.encoders).toHaveLength(1);
     expect(rnd.adam.step).toBeGreaterThan(0);
     const [events] = listEventFiles(path.join(cwd, 'results', 'rnd-visual', '1D')).map(readEventFile);
+    const losses = events.flatMap((e) => (e.summary?.value ?? []).filter((v) => v.tag === 'Losses/RND Loss').map((v) => v.simple_value ?? NaN));
+    expect(losses.length).toBeGreaterThan(0);
+    for (const loss of losses) expect(Number.isFinite(loss) && loss > 0).toBe(true);
+  }, 90000);
+
+  it('trains RND on variable-length observations: SimpleGoal with one vector and two variable-length observations', async () => {
+    writeSimplePpoConfig(cwd, 500, RND_SIGNALS);
+    const result = await learn(await simpleGoalArgs('rnd-var-len', '--env-args', '--num-var-len', '2'), { cwd, logger: memoryLogger() });
+    const rnd = (result.behaviorTrainers.get('1D') as PpoTrainer).optimizer.rewardProviders.get('rnd') as RndRewardProvider;
+    expect(rnd.predictor.body.attention?.observations.map((o) => o.observation)).toEqual([1, 2]);
+    expect(rnd.target.body.attention).not.toBeNull();
+    expect(rnd.adam.step).toBeGreaterThan(0);
+    const [events] = listEventFiles(path.join(cwd, 'results', 'rnd-var-len', '1D')).map(readEventFile);
     const losses = events.flatMap((e) => (e.summary?.value ?? []).filter((v) => v.tag === 'Losses/RND Loss').map((v) => v.simple_value ?? NaN));
     expect(losses.length).toBeGreaterThan(0);
     for (const loss of losses) expect(Number.isFinite(loss) && loss > 0).toBe(true);

@@ -22,7 +22,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { Dense, linearLayer } from '../layers/dense';
 import { EntityEmbedding, attentionGain } from '../layers/entity-embedding';
-import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource } from '../layers/layer';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters } from '../layers/layer';
 import { ResidualSelfAttention } from '../layers/residual-self-attention';
 
 /** Upstream's ObservationEncoder.ATTENTION_EMBEDDING_SIZE: fixed, whatever hidden_units is. */
@@ -35,6 +35,12 @@ export interface EntityObservation {
   readonly observation: number;
   readonly maxEntities: number;
   readonly entitySize: number;
+}
+
+/** The encoder's traced pass: the map goes to x_self's gradient (null without x_self) and each variable-length observation's. */
+export interface TracedAttention {
+  readonly output: tf.Tensor2D;
+  inputGradient(outputGradient: tf.Tensor2D): { readonly self: tf.Tensor2D | null; readonly entities: readonly tf.Tensor3D[] };
 }
 
 /** What a kept forward pass left for the backward. */
@@ -86,18 +92,42 @@ export class EntityAttentionEncoder {
    */
   forward(self: tf.Tensor2D | null, observations: readonly Float32Array[], count: number, source: ParameterSource, keep: boolean): tf.Tensor2D {
     const encodedSelf = this.selfEncoder === null || self === null ? null : (this.selfEncoder.forward(self, source, keep) as tf.Tensor2D);
-    const padded = this.zeroEntityMask(observations, count);
-    const columns = this.columnsInUse(padded, count);
-    const embedded = this.observations.map(({ observation, maxEntities, entitySize }, e) => {
-      const values = leadingColumns(observations[observation], count, maxEntities, columns[e], entitySize);
-      const entities = tf.tensor3d(values, [count, columns[e], entitySize]);
-      return this.embeddings[e].forward(encodedSelf, entities, source, keep);
-    });
-    const all = embedded.length === 1 ? embedded[0] : tf.concat(embedded, 1);
-    const used = columns.reduce((total, c) => total + c, 0);
-    const mask = tf.tensor2d(this.leadingMaskColumns(padded, count, columns), [count, used]);
+    const { entities, mask, columns } = this.entityInputs(observations, count);
+    const embedded = entities.map((values, e) => this.embeddings[e].forward(encodedSelf, values, source, keep));
     if (keep) this.kept = { count, columns };
-    return this.attention.forward(all, mask, source, keep);
+    return this.attention.forward(concatEntities(embedded), mask, source, keep);
+  }
+
+  /**
+   * forward() as a traced pass (layers/layer.ts), for GAIL's gradient penalty: the output, and
+   * the map from its gradient to x_self's (null without x_self) and each variable-length
+   * observation's ([count, entities, entity size], in order).
+   */
+  tracedPass(self: tf.Tensor2D | null, observations: readonly Float32Array[], count: number, parameters: TracedParameters): TracedAttention {
+    const selfPass = this.selfEncoder === null || self === null ? null : this.selfEncoder.tracedPass(self, parameters);
+    const { entities, mask, columns } = this.entityInputs(observations, count);
+    const embedded = entities.map((values, e) => this.embeddings[e].tracedPass(selfPass?.output ?? null, values, parameters));
+    const attention = this.attention.tracedPass(concatEntities(embedded.map((pass) => pass.output)), mask, parameters);
+    return {
+      output: attention.output,
+      inputGradient: (outputGradient) => {
+        const embeddingGradient = attention.inputGradient(outputGradient);
+        let first = 0;
+        const gradients = embedded.map((pass, e) => {
+          const part = tf.slice(embeddingGradient, [0, first, 0], [count, columns[e], -1]);
+          first += columns[e];
+          return pass.inputGradient(part);
+        });
+        // The columns left out hold padding alone, whose gradient is 0.
+        const entityGradients = gradients.map(({ entities: gradient }, e) => {
+          const { maxEntities } = this.observations[e];
+          return columns[e] === maxEntities ? gradient : tf.pad(gradient, [[0, 0], [0, maxEntities - columns[e]], [0, 0]]);
+        });
+        if (selfPass === null) return { self: null, entities: entityGradients };
+        const encodedSelfGradient = tf.addN(gradients.map((gradient) => gradient.self!)) as tf.Tensor2D;
+        return { self: selfPass.inputGradient(encodedSelfGradient), entities: entityGradients };
+      },
+    };
   }
 
   /**
@@ -119,6 +149,20 @@ export class EntityAttentionEncoder {
     });
     if (this.selfEncoder === null || selfGradient === null) return null;
     return this.selfEncoder.backward(selfGradient, source, needSelf) as tf.Tensor2D | null;
+  }
+
+  /**
+   * The entity columns a pass runs, as tensors [count, columns, entity size] per variable-length
+   * observation, and their padding mask [count, all those columns].
+   */
+  private entityInputs(observations: readonly Float32Array[], count: number): { entities: tf.Tensor3D[]; mask: tf.Tensor2D; columns: number[] } {
+    const padded = this.zeroEntityMask(observations, count);
+    const columns = this.columnsInUse(padded, count);
+    const entities = this.observations.map(({ observation, maxEntities, entitySize }, e) =>
+      tf.tensor3d(leadingColumns(observations[observation], count, maxEntities, columns[e], entitySize), [count, columns[e], entitySize]),
+    );
+    const used = columns.reduce((total, c) => total + c, 0);
+    return { entities, mask: tf.tensor2d(this.leadingMaskColumns(padded, count, columns), [count, used]), columns };
   }
 
   /** 1 for each padded entity (count x all entities, one observation's after another's). */
@@ -211,6 +255,11 @@ export class EntityAttentionEncoder {
     for (const embedding of this.embeddings) embedding.dispose();
     this.attention.dispose();
   }
+}
+
+/** The embeddings of every variable-length observation, one's entities after another's. */
+function concatEntities(embedded: readonly tf.Tensor3D[]): tf.Tensor3D {
+  return embedded.length === 1 ? embedded[0] : tf.concat([...embedded], 1);
 }
 
 /** The first `columns` of each agent's `maxEntities` entities ([count, maxEntities, size] in, [count, columns, size] out). */

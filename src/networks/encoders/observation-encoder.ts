@@ -21,11 +21,14 @@ import { BodyInputLayout, observationLabel } from './body-input';
 import { EntityAttentionEncoder } from './entity-attention';
 import { VisualEncoder } from './visual-encoder';
 
-/** The encoding of a batch as a traced pass (layers/layer.ts), images its only encoders. */
+/** The encoding of a batch as a traced pass (layers/layer.ts). */
 export interface TracedEncoding {
   /** count x layout.width */
   readonly output: tf.Tensor2D;
-  /** d/d observation k (an image's in its shape) from d/d its columns of the encoding. */
+  /**
+   * d/d observation k from d/d the encoding (count x layout.width): an image's in its shape, a
+   * variable-length one's [count, entities, entity size], a vector one's count x its size.
+   */
   observationGradient(columnsGradient: tf.Tensor2D, observation: number): tf.Tensor;
 }
 
@@ -123,27 +126,41 @@ export class ObservationEncoder {
   /**
    * The encoding as a traced pass: `images` one tensor per image observation ([count, ...its
    * shape]), `vectorRows` the vector observations side by side (count x layout.vectorWidth,
-   * normalized beforehand). No variable-length observations.
+   * normalized beforehand), `observations` every observation's values by index (the attention
+   * reads the variable-length ones; none needed without them).
    */
-  tracedPass(images: readonly tf.Tensor4D[], vectorRows: tf.Tensor2D, parameters: TracedParameters): TracedEncoding {
-    const { spec, observationSizes, visualObservations } = this.layout;
+  tracedPass(images: readonly tf.Tensor4D[], vectorRows: tf.Tensor2D, parameters: TracedParameters, observations: readonly Float32Array[] = []): TracedEncoding {
+    const { observationSizes, visualObservations, columns, encodingSize, selfWidth } = this.layout;
+    const count = vectorRows.shape[0];
     const imagePasses = this.visual.map((encoder, e) => encoder.tracedPass(images[e], parameters));
     const parts: tf.Tensor2D[] = [];
     let vectorColumn = 0;
-    spec.observationSpecs.forEach((_, k) => {
+    observationSizes.forEach((size, k) => {
       const e = visualObservations.indexOf(k);
       if (e >= 0) {
         parts.push(imagePasses[e].output);
-        return;
+      } else if (this.layout.isVector(k)) {
+        parts.push(tf.slice(vectorRows, [0, vectorColumn], [-1, size]));
+        vectorColumn += size;
       }
-      parts.push(tf.slice(vectorRows, [0, vectorColumn], [-1, observationSizes[k]]));
-      vectorColumn += observationSizes[k];
     });
+    const self = parts.length === 0 ? null : parts.length === 1 ? parts[0] : tf.concat(parts, 1);
+    const attention = this.attention?.tracedPass(self, observations, count, parameters) ?? null;
+    const output = attention === null ? self! : self === null ? attention.output : tf.concat([self, attention.output], 1);
     return {
-      output: parts.length === 1 ? parts[0] : tf.concat(parts, 1),
+      output,
       observationGradient: (gradient, k) => {
+        let selfGradient = gradient;
+        if (attention !== null) {
+          const attended = attention.inputGradient(tf.slice(gradient, [0, selfWidth], [-1, this.attention!.outputSize]));
+          const entity = this.layout.entityObservations.findIndex((o) => o.observation === k);
+          if (entity >= 0) return attended.entities[entity];
+          // x_self's gradient: its own columns' and what the attention passes back to it.
+          selfGradient = attended.self === null ? gradient : tf.add(tf.slice(gradient, [0, 0], [-1, selfWidth]), attended.self);
+        }
         const e = visualObservations.indexOf(k);
-        return e >= 0 ? imagePasses[e].inputGradient(gradient) : gradient;
+        if (e >= 0) return imagePasses[e].inputGradient(tf.slice(selfGradient, [0, columns[k]], [-1, encodingSize]));
+        return tf.slice(selfGradient, [0, columns[k]], [-1, observationSizes[k]]);
       },
     };
   }

@@ -14,7 +14,13 @@
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { Dense, linearLayer } from './dense';
-import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource } from './layer';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters } from './layer';
+
+/** An embedding's traced pass: the map goes to x_self's gradient (null without x_self) and the entities'. */
+export interface TracedEmbedding {
+  readonly output: tf.Tensor3D;
+  inputGradient(outputGradient: tf.Tensor3D): { readonly self: tf.Tensor2D | null; readonly entities: tf.Tensor3D };
+}
 
 /** Upstream's T-Fixup gain of the attention's layers: weights ~ N(0, 0.125 / embedding size). */
 export function attentionGain(embeddingSize: number): number {
@@ -82,6 +88,25 @@ export class EntityEmbedding {
     const rows = tf.reshape(outputGradient, [count * n, this.embeddingSize]);
     const inputGradient = this.dense.backward(rows, source, true) as tf.Tensor2D;
     return tf.reshape(tf.slice(inputGradient, [0, this.selfSize], [-1, this.entitySize]), [count, n, this.entitySize]);
+  }
+
+  /**
+   * forward() as a traced pass (layers/layer.ts), for GAIL's gradient penalty: the embeddings
+   * and the map from their gradient to x_self's (null without x_self) and the entities'.
+   */
+  tracedPass(self: tf.Tensor2D | null, entities: tf.Tensor3D, parameters: TracedParameters): TracedEmbedding {
+    const [count, n] = entities.shape;
+    const dense = this.dense.tracedPass(this.rowsOf(self, entities), parameters);
+    return {
+      output: tf.reshape(dense.output, [count, n, this.embeddingSize]),
+      inputGradient: (outputGradient) => {
+        const rows = dense.inputGradient(tf.reshape(outputGradient, [count * n, this.embeddingSize]));
+        const entityGradient = tf.reshape(tf.slice(rows, [0, this.selfSize], [-1, this.entitySize]), [count, n, this.entitySize]) as tf.Tensor3D;
+        if (self === null) return { self: null, entities: entityGradient };
+        const selfRows = tf.reshape(tf.slice(rows, [0, 0], [-1, this.selfSize]), [count, n, this.selfSize]);
+        return { self: tf.sum(selfRows, 1) as tf.Tensor2D, entities: entityGradient };
+      },
+    };
   }
 
   /**

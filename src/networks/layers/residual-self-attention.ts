@@ -19,7 +19,9 @@
  * bench/attention.ts): the dense layers and LayerNorms run their own, and
  * with S = Q_h K_h^T, dA = dO V^T, dV = A^T dO, dz = A (dA - rowsum(dA A)),
  * dS = (1 - m) dz / sqrt(d), dQ = dS K, dK = dS^T Q. Checked against torch's autograd in
- * test/networks/layers/entity-attention.test.ts.
+ * test/networks/layers/entity-attention.test.ts. tracedPass() writes the same formulas as ops
+ * tfjs differentiates, for GAIL's gradient penalty (checked against upstream's in
+ * test/trainers/reward-signals/gail-upstream.test.ts).
  *
  * Blocks `<name>.fc_q`, `.fc_k`, `.fc_v`, `.fc_out` (`.weight` [d, d], `.bias` [d]), as torch
  * names upstream's.
@@ -28,7 +30,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { Dense, linearLayer, transposeLast } from './dense';
 import { attentionGain } from './entity-embedding';
-import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource } from './layer';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass } from './layer';
 import { LayerNorm } from './layer-norm';
 
 /** Upstream's MultiHeadAttention.NEG_INF: a masked key's score. */
@@ -95,14 +97,10 @@ export class ResidualSelfAttention {
     const query = this.heads4(this.fcQ.forward(normalized, source, keep), count);
     const key = this.heads4(this.fcK.forward(normalized, source, keep), count);
     const value = this.heads4(this.fcV.forward(normalized, source, keep), count);
-    const keepRow = tf.sub(1, tf.reshape(mask, [count, 1, 1, n])) as tf.Tensor4D;
-    const scores = tf.div(tf.matMul(query, transposeLast(key)), Math.sqrt(d));
-    const weights = tf.softmax(tf.add(tf.mul(keepRow, scores), tf.mul(tf.sub(1, keepRow), ATTENTION_NEG_INF))) as tf.Tensor4D;
-    const attended = this.rowsOf(tf.matMul(weights, value));
+    const { weights, keepRow, attended } = this.attend(query, key, value, mask);
     const residual = tf.add(this.fcOut.forward(attended, source, keep), normalized);
     const output = tf.reshape(this.residualNorm.forward(residual, source, keep), [count, n, d]);
-    const present = tf.sub(1, mask);
-    const pooling = tf.reshape(tf.div(present, tf.add(tf.sum(present, 1, true), POOLING_EPSILON)), [count, n, 1]) as tf.Tensor3D;
+    const pooling = poolingWeights(mask);
     if (keep) this.kept = { query, key, value, weights, keepRow, pooling };
     return tf.sum(tf.mul(output, pooling), 1);
   }
@@ -110,24 +108,70 @@ export class ResidualSelfAttention {
   /** From d loss / d output [count, d], writes the weights' gradient; returns d loss / d input when asked. */
   backward(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean): tf.Tensor3D | null {
     if (this.kept === null) throw new Error('The attention\'s backward needs a kept forward pass first.');
-    const { query, key, value, weights, keepRow, pooling } = this.kept;
+    const { weights, pooling } = this.kept;
     const [count, , n] = weights.shape;
     const d = this.embeddingSize;
-    const outputRows = tf.reshape(tf.mul(tf.reshape(outputGradient, [count, 1, d]), pooling), [count * n, d]);
-    const residualGradient = this.residualNorm.backward(outputRows, source, true) as tf.Tensor2D;
+    const residualGradient = this.residualNorm.backward(pooledRowsGradient(outputGradient, pooling, n, d), source, true) as tf.Tensor2D;
     const attendedGradient = this.heads4(this.fcOut.backward(residualGradient, source, true)!, count);
-    const weightsGradient = tf.matMul(attendedGradient, transposeLast(value));
-    const valueGradient = tf.matMul(transposeLast(weights), attendedGradient);
-    const softmaxGradient = tf.mul(weights, tf.sub(weightsGradient, tf.sum(tf.mul(weightsGradient, weights), -1, true)));
-    const scoresGradient = tf.mul(softmaxGradient, tf.div(keepRow, Math.sqrt(d)));
-    const queryGradient = tf.matMul(scoresGradient, key);
-    const keyGradient = tf.matMul(transposeLast(scoresGradient), query);
+    const heads = this.attendBackward(attendedGradient, this.kept);
     let normalizedGradient = residualGradient as tf.Tensor;
-    for (const [dense, gradient] of [[this.fcQ, queryGradient], [this.fcK, keyGradient], [this.fcV, valueGradient]] as const) {
+    for (const [dense, gradient] of [[this.fcQ, heads.query], [this.fcK, heads.key], [this.fcV, heads.value]] as const) {
       normalizedGradient = tf.add(normalizedGradient, dense.backward(this.rowsOf(gradient), source, true)!);
     }
     if (!needInput) return null;
     return tf.reshape(this.embeddingNorm.backward(normalizedGradient, source, true)!, [count, n, d]);
+  }
+
+  /**
+   * forward() and backward()'s input gradient as a traced pass (layers/layer.ts), for GAIL's
+   * gradient penalty: the same formulas, the weights given by `parameters`.
+   */
+  tracedPass(input: tf.Tensor3D, mask: tf.Tensor2D, parameters: TracedParameters): TracedPass<tf.Tensor2D, tf.Tensor3D> {
+    const [count, n, d] = input.shape;
+    const normalized = this.embeddingNorm.tracedPass(tf.reshape(input, [count * n, d]));
+    const [fcQ, fcK, fcV] = [this.fcQ, this.fcK, this.fcV].map((dense) => dense.tracedPass(normalized.output as tf.Tensor2D, parameters));
+    const query = this.heads4(fcQ.output, count);
+    const key = this.heads4(fcK.output, count);
+    const value = this.heads4(fcV.output, count);
+    const { weights, keepRow, attended } = this.attend(query, key, value, mask);
+    const fcOut = this.fcOut.tracedPass(attended, parameters);
+    const residualNorm = this.residualNorm.tracedPass(tf.add(fcOut.output, normalized.output));
+    const pooling = poolingWeights(mask);
+    return {
+      output: tf.sum(tf.mul(tf.reshape(residualNorm.output, [count, n, d]), pooling), 1),
+      inputGradient: (dy) => {
+        const residualGradient = residualNorm.inputGradient(pooledRowsGradient(dy, pooling, n, d)) as tf.Tensor2D;
+        const heads = this.attendBackward(this.heads4(fcOut.inputGradient(residualGradient), count), { query, key, value, weights, keepRow });
+        const normalizedGradient = tf.addN([
+          residualGradient,
+          fcQ.inputGradient(this.rowsOf(heads.query)),
+          fcK.inputGradient(this.rowsOf(heads.key)),
+          fcV.inputGradient(this.rowsOf(heads.value)),
+        ]);
+        return tf.reshape(normalized.inputGradient(normalizedGradient), [count, n, d]);
+      },
+    };
+  }
+
+  /** Each head's attention weights over the unmasked keys, and the heads' outputs side by side as rows [count x entities, d]. */
+  private attend(query: tf.Tensor4D, key: tf.Tensor4D, value: tf.Tensor4D, mask: tf.Tensor2D): { weights: tf.Tensor4D; keepRow: tf.Tensor4D; attended: tf.Tensor2D } {
+    const [count, , n] = query.shape;
+    const keepRow = tf.sub(1, tf.reshape(mask, [count, 1, 1, n])) as tf.Tensor4D;
+    const scores = tf.div(tf.matMul(query, transposeLast(key)), Math.sqrt(this.embeddingSize));
+    const weights = tf.softmax(tf.add(tf.mul(keepRow, scores), tf.mul(tf.sub(1, keepRow), ATTENTION_NEG_INF))) as tf.Tensor4D;
+    return { weights, keepRow, attended: this.rowsOf(tf.matMul(weights, value)) };
+  }
+
+  /** attend()'s backward: d/d the heads' queries, keys and values from d/d their outputs (see the formulas above). */
+  private attendBackward(attendedGradient: tf.Tensor4D, { query, key, value, weights, keepRow }: Omit<KeptPass, 'pooling'>): { query: tf.Tensor; key: tf.Tensor; value: tf.Tensor } {
+    const weightsGradient = tf.matMul(attendedGradient, transposeLast(value));
+    const softmaxGradient = tf.mul(weights, tf.sub(weightsGradient, tf.sum(tf.mul(weightsGradient, weights), -1, true)));
+    const scoresGradient = tf.mul(softmaxGradient, tf.div(keepRow, Math.sqrt(this.embeddingSize)));
+    return {
+      query: tf.matMul(scoresGradient, key),
+      key: tf.matMul(transposeLast(scoresGradient), query),
+      value: tf.matMul(transposeLast(weights), attendedGradient),
+    };
   }
 
   /**
@@ -183,4 +227,17 @@ export class ResidualSelfAttention {
   private rowsOf(heads: tf.Tensor): tf.Tensor2D {
     return tf.reshape(tf.transpose(heads, [0, 2, 1, 3]), [-1, this.embeddingSize]);
   }
+}
+
+/** The pooling's weight of each entity, [count, entities, 1]: 1 / (entities present + eps) for a present one, 0 for padding. */
+function poolingWeights(mask: tf.Tensor2D): tf.Tensor3D {
+  const [count, n] = mask.shape;
+  const present = tf.sub(1, mask);
+  return tf.reshape(tf.div(present, tf.add(tf.sum(present, 1, true), POOLING_EPSILON)), [count, n, 1]);
+}
+
+/** d loss / d the residual norm's output rows [count x entities, d] from d loss / d the pooled output [count, d]. */
+function pooledRowsGradient(outputGradient: tf.Tensor2D, pooling: tf.Tensor3D, n: number, d: number): tf.Tensor2D {
+  const count = outputGradient.shape[0];
+  return tf.reshape(tf.mul(tf.reshape(outputGradient, [count, 1, d]), pooling), [count * n, d]);
 }

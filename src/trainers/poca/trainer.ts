@@ -13,26 +13,30 @@
  * value and baseline memories carried per agent across trajectory pieces and stored at each
  * step for training, on whole sequences as PPO's.
  *
- * Updates run on the main thread, threaded: true included. The exported policy is the actor, as
- * PPO's.
+ * With threaded: true the updates run in a worker thread (./update-worker.ts), as PPO's do (see
+ * ../ppo/trainer.ts; upstream's trainer controller threads every trainer whose settings say so,
+ * POCA's included): the full buffer is handed over, the environments keep stepping, the worker's
+ * state is taken at the first advance() after it answers. The exported policy is the actor, as PPO's.
  */
 import type { POCASettings, TrainerSettings } from '../../config/settings';
+import type { BehaviorSpec } from '../../env/behavior-spec';
 import { ActorCritic } from '../../networks/actor-critic';
-import { CriticEstimates, GroupActionBatch, GroupBatch, PocaCritic, PocaMemories } from '../../networks/poca-critic';
+import { CriticEstimates, GroupBatch, PocaCritic, PocaMemories } from '../../networks/poca-critic';
 import { STAT_KEYS, StatsAggregationMethod } from '../../stats';
 import type { ActingPolicy } from '../action-info';
 import { lambdaReturns } from '../advantages';
 import { AgentManagerQueue } from '../agent-manager-queue';
-import { AgentMemories, rowsAtSequenceStarts } from '../critic-memories';
-import { createBehavioralCloning } from '../behavioral-cloning';
-import { AgentBuffer, BufferKey, RewardSignalKeys, groupObservationKey, groupSlots, observationKey, padGroupSlots } from '../buffer';
-import { ExtrinsicRewardProvider } from '../reward-signals/extrinsic';
-import { createRewardProviders } from '../reward-signals/registry';
+import { AgentMemories } from '../critic-memories';
+import { AgentBuffer, BufferKey, RewardSignalKeys, groupSlots, padGroupSlots } from '../buffer';
+import { NonFiniteLossError } from '../non-finite-loss';
 import { rewardBatchOf } from '../reward-signals/reward-provider';
-import { minibatchOf, trainOnBuffer } from '../ppo/update';
+import { PpoUpdateMeans } from '../ppo/update';
+import { keepingEvaluatedNormalizers, packColumns, providerNormalizers } from '../ppo/update-protocol';
 import { ModelPolicy, REWARD_BUFFER_LENGTH, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import { Trajectory } from '../trajectory';
-import { PocaMinibatch, PocaOptimizer } from './optimizer';
+import { InFlightUpdate, UpdateThread } from '../update-thread';
+import { PocaOptimizer } from './optimizer';
+import { PocaUpdateReply, PocaUpdateRequest, createPocaNetworks, fedStateOf, groupBatchOf, restoreFedState, updatePocaOnBuffer } from './update';
 
 /** A POCA behavior's settings (trainer_type: poca). */
 export type PocaTrainerSettings = Extract<TrainerSettings, { trainer_type: 'poca' }>;
@@ -54,45 +58,42 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
   private readonly criticMemories = new AgentMemories<PocaMemories>();
   /** Training sequences' length: sequence_length with memory, else 1. */
   private readonly sequenceLength: number;
+  private readonly spec: BehaviorSpec;
+  private readonly seed: number;
+  /** threaded: true: the worker that runs the updates, started at the first one. */
+  private updateThread: UpdateThread<PocaUpdateRequest, PocaUpdateReply> | null = null;
+  /** The update running in the worker, and its answer. */
+  private readonly inFlight = new InFlightUpdate<PocaUpdateReply>();
+  /** Whether the worker's networks may differ from these (before its first update, after a restore). */
+  private workerStateStale = true;
 
   constructor(options: RlTrainerOptions<PocaTrainerSettings>) {
     super(options);
     const { settings, spec, seed, behaviorName } = options;
     this.hyperparameters = settings.hyperparameters;
     this.sequenceLength = settings.network_settings.memory?.sequence_length ?? 1;
-    const signals = Object.keys(settings.reward_signals);
-    for (const signal of signals) {
+    this.spec = spec;
+    this.seed = seed;
+    for (const signal of this.signals) {
       if (signal !== 'extrinsic') {
         options.logger?.warning(`Reward signal ${signal} is not supported with the POCA trainer; results may be unexpected.`);
       }
     }
-    this.model = new ActorCritic(spec, { network: settings.network_settings, rewardSignals: signals, sharedCritic: false, actorOnly: true, seed });
-    this.critic = new PocaCritic(spec, settings.network_settings, signals, seed + 1);
-    const rewardProviders = createRewardProviders(settings.reward_signals, behaviorName, spec, seed, options.logger ?? null);
-    // Upstream's POCA optimizer: an agent's extrinsic reward includes its groupmates' own.
-    for (const provider of rewardProviders.values()) if (provider instanceof ExtrinsicRewardProvider) provider.addGroupmateRewards = true;
-    this.optimizer = new PocaOptimizer(this.model, this.critic, {
-      hyperparameters: settings.hyperparameters,
-      maxSteps: settings.max_steps,
-      rewardProviders,
-      behavioralCloning: createBehavioralCloning(this.model, behaviorName, settings, seed),
-    });
+    ({ model: this.model, critic: this.critic, optimizer: this.optimizer } = createPocaNetworks(behaviorName, spec, settings, seed, options.logger ?? null));
     this.policy = new ModelPolicy(this.model);
   }
 
   advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
     this.processWaitingTrajectories(trajectoryQueue);
-    // As upstream's POCA, an update once the buffer holds more than buffer_size experiences.
-    if (!this.shouldStillTrain || this.updateBuffer.numExperiences <= this.hyperparameters.buffer_size) return false;
-    let means;
+    if (this.settings.threaded) return this.advanceThreaded(policyQueue);
+    if (!this.shouldStillTrain || !this.bufferFull) return false;
+    let means: PpoUpdateMeans;
     try {
-      means = trainOnBuffer(this.updateBuffer, { ...this.hyperparameters, sequenceLength: this.sequenceLength }, this.optimizer, () => this.random.next(), this.step, (batch) => ({
-        ...this.optimizer.update(this.minibatchOf(batch), this.step),
-      }));
+      means = updatePocaOnBuffer(this.optimizer, this.updateBuffer, this.settings, () => this.random.next(), this.step);
     } catch (error) {
       throw this.behaviorLossError(error);
     }
-    for (const [key, value] of means) this.stats.addStat(key, value);
+    this.reportUpdate(means);
     this.updateBuffer = new AgentBuffer();
     this.bookkeeping.policyUpdated();
     policyQueue.put(this.policy);
@@ -104,7 +105,24 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
   }
 
   loadCheckpoint(file: string): number {
+    this.workerStateStale = true;
     return this.optimizer.loadCheckpoint(file);
+  }
+
+  /** Waits for the update running in the worker, if any, and applies it (threaded: true). */
+  async finishUpdate(): Promise<void> {
+    await this.inFlight.settled();
+    this.applyWorkerUpdate();
+  }
+
+  /** With threaded: true, resolves once the update in flight is done if the next buffer is already full. */
+  async waitUntilReady(): Promise<void> {
+    if (this.bufferFull) await this.inFlight.settled();
+  }
+
+  /** Ends the update worker, if one was started; an update still in flight is dropped. */
+  async close(): Promise<void> {
+    await this.updateThread?.close();
   }
 
   override clearEpisodeRewards(): void {
@@ -198,46 +216,64 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
     buffer.resequenceAndAppend(this.updateBuffer, { trainingLength: this.sequenceLength });
   }
 
-  private minibatchOf(batch: AgentBuffer): PocaMinibatch {
-    const oldBaselines: Record<string, Float32Array> = {};
-    for (const signal of this.signals) oldBaselines[signal] = batch.get(RewardSignalKeys.baselineEstimates(signal)).rows;
-    const memory = this.critic.memorySize > 0;
-    const ppo = minibatchOf(batch, this.signals, memory ? this.sequenceLength : null);
-    const baselineMemories = batch.get(BufferKey.BASELINE_MEMORY);
-    return {
-      ...ppo,
-      oldBaselines,
-      group: groupBatchOf(batch, ppo.count),
-      ...(ppo.sequences === undefined
-        ? {}
-        : {
-            criticSequences: {
-              length: ppo.sequences.length,
-              value: ppo.sequences.critic,
-              baseline: rowsAtSequenceStarts(baselineMemories.rows, baselineMemories.width, ppo.sequences.length),
-            },
-          }),
-    };
+  /** As upstream's POCA, an update is due once the buffer holds more than buffer_size experiences. */
+  private get bufferFull(): boolean {
+    return this.updateBuffer.numExperiences > this.hyperparameters.buffer_size;
   }
-}
 
-/** The critic's view of `count` rows of a buffer with group columns. */
-function groupBatchOf(buffer: AgentBuffer, count: number): GroupActionBatch {
-  const observations: Float32Array[] = [];
-  const groupObservations: Float32Array[] = [];
-  for (let k = 0; buffer.has(observationKey(k)); k++) {
-    observations.push(buffer.get(observationKey(k)).rows);
-    groupObservations.push(buffer.get(groupObservationKey(k)).rows);
+  /**
+   * advance() with threaded: true: applies the update the worker finished, if any, then hands the
+   * worker the buffer once it is full. Returns true when the policy changed.
+   */
+  private advanceThreaded(policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
+    const changed = this.applyWorkerUpdate();
+    if (changed) policyQueue.put(this.policy);
+    if (!this.inFlight.busy && this.shouldStillTrain && this.bufferFull) this.startWorkerUpdate();
+    return changed;
   }
-  const rows = (key: string) => (buffer.has(key) ? buffer.get(key).rows : new Float32Array(0));
-  return {
-    count,
-    slots: groupSlots(buffer),
-    observations,
-    groupObservations,
-    groupContinuousActions: rows(BufferKey.GROUP_CONTINUOUS_ACTION),
-    groupDiscreteActions: rows(BufferKey.GROUP_DISCRETE_ACTION),
-  };
+
+  /** Hands the full buffer (its memory moves to the worker), what the main thread feeds and the step to the worker. */
+  private startWorkerUpdate(): void {
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'poca', {
+      behaviorName: this.behaviorName,
+      observationSpecs: this.spec.observationSpecs,
+      continuousSize: this.spec.actionSpec.continuousSize,
+      discreteBranches: this.spec.actionSpec.discreteBranches,
+      settings: this.settings,
+      seed: this.seed,
+    });
+    const { columns, transfer } = packColumns(this.updateBuffer);
+    const request: PocaUpdateRequest = {
+      step: this.step,
+      columns,
+      state: this.workerStateStale ? this.optimizer.saveState(this.step) : null,
+      fed: fedStateOf(this),
+      rewardSignalNormalizers: providerNormalizers(this.optimizer.rewardProviders),
+    };
+    this.workerStateStale = false;
+    this.inFlight.start(this.updateThread.update(request, transfer));
+    this.updateBuffer = new AgentBuffer();
+    this.bookkeeping.policyUpdated();
+  }
+
+  /**
+   * Takes the worker's state once it answered, keeping what this thread fed meanwhile; returns
+   * whether it did. A failed update (a non-finite loss, a crashed worker) stops the run.
+   */
+  private applyWorkerUpdate(): boolean {
+    const reply = this.inFlight.take();
+    if (reply === null) return false;
+    if (reply.kind === 'nonFiniteLoss') throw this.behaviorLossError(new NonFiniteLossError(reply.message));
+    const fed = fedStateOf(this);
+    keepingEvaluatedNormalizers(this.optimizer.rewardProviders, reply.addedToNormalizers, () => this.optimizer.loadState(reply.state));
+    restoreFedState(this, fed);
+    this.reportUpdate(new Map(reply.means));
+    return true;
+  }
+
+  private reportUpdate(means: PpoUpdateMeans): void {
+    for (const [key, value] of means) this.stats.addStat(key, value);
+  }
 }
 
 /** The group's state after a trajectory: the agent's next observation and its groupmates' (one empty slot when it has none). */

@@ -8,7 +8,7 @@
  * The policy that acts is the same model the optimizer updates: once an update is done, the
  * trainer hands the policy back through its policy queue, as upstream does.
  *
- * With threaded: true the updates run in a worker thread (./update-thread.ts) holding its own copy
+ * With threaded: true the updates run in a worker thread (../update-thread.ts) holding its own copy
  * of the networks and Adam: a full buffer is handed over and the environments keep stepping with
  * the current policy, their trajectories filling the next buffer; the worker's weights and Adam
  * state are copied back at the first advance() after it answers. At most one update is in flight.
@@ -31,7 +31,7 @@ import { PpoOptimizer } from './optimizer';
 import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, providerNormalizers, restoreUpdatedState } from './update-protocol';
-import { PpoUpdateThread } from './update-thread';
+import { InFlightUpdate, UpdateThread } from '../update-thread';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -49,10 +49,9 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   private readonly spec: BehaviorSpec;
   private readonly seed: number;
   /** threaded: true: the worker that runs the updates, started at the first one. */
-  private updateThread: PpoUpdateThread | null = null;
-  /** The update running in the worker; settles once `workerReply` holds its answer. */
-  private updateInFlight: Promise<void> | null = null;
-  private workerReply: UpdateReply | Error | null = null;
+  private updateThread: UpdateThread<UpdateRequest, UpdateReply> | null = null;
+  /** The update running in the worker, and its answer. */
+  private readonly inFlight = new InFlightUpdate<UpdateReply>();
   /** Whether the worker's networks may differ from the acting ones (before its first update, after a restore). */
   private workerStateStale = true;
   /** The critic's memories per agent across trajectory pieces (with memory). */
@@ -92,13 +91,13 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
 
   /** Waits for the update running in the worker, if any, and applies it (threaded: true). */
   async finishUpdate(): Promise<void> {
-    await this.updateInFlight;
+    await this.inFlight.settled();
     this.applyWorkerUpdate();
   }
 
   /** With threaded: true, resolves once the update in flight is done if the next buffer is already full. */
   async waitUntilReady(): Promise<void> {
-    if (this.updateBuffer.numExperiences >= this.hyperparameters.buffer_size) await this.updateInFlight;
+    if (this.updateBuffer.numExperiences >= this.hyperparameters.buffer_size) await this.inFlight.settled();
   }
 
   /** Ends the update worker, if one was started; an update still in flight is dropped. */
@@ -114,13 +113,13 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     const changed = this.applyWorkerUpdate();
     if (changed) policyQueue.put(this.policy);
     const full = this.updateBuffer.numExperiences >= this.hyperparameters.buffer_size;
-    if (this.updateInFlight === null && this.shouldStillTrain && full) this.startWorkerUpdate();
+    if (!this.inFlight.busy && this.shouldStillTrain && full) this.startWorkerUpdate();
     return changed;
   }
 
   /** Hands the full buffer (its memory moves to the worker), the normalizer and the step to the worker. */
   private startWorkerUpdate(): void {
-    this.updateThread ??= new PpoUpdateThread(this.behaviorName, {
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'ppo', {
       behaviorName: this.behaviorName,
       observationSpecs: this.spec.observationSpecs,
       continuousSize: this.spec.actionSpec.continuousSize,
@@ -138,14 +137,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
       rewardSignalNormalizers: providerNormalizers(this.optimizer.rewardProviders),
     };
     this.workerStateStale = false;
-    this.updateInFlight = this.updateThread.update(request, transfer).then(
-      (reply) => {
-        this.workerReply = reply;
-      },
-      (error: Error) => {
-        this.workerReply = error;
-      },
-    );
+    this.inFlight.start(this.updateThread.update(request, transfer));
     this.updateBuffer = new AgentBuffer();
     this.bookkeeping.policyUpdated();
   }
@@ -155,11 +147,8 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
    * whether it did. A failed update (a non-finite loss, a crashed worker) stops the run.
    */
   private applyWorkerUpdate(): boolean {
-    const reply = this.workerReply;
+    const reply = this.inFlight.take();
     if (reply === null) return false;
-    this.workerReply = null;
-    this.updateInFlight = null;
-    if (reply instanceof Error) throw reply;
     if (reply.kind === 'nonFiniteLoss') throw this.behaviorLossError(new NonFiniteLossError(reply.message));
     restoreUpdatedState(this.optimizer, reply.state, reply.addedToNormalizers);
     this.reportUpdate(new Map(reply.means));

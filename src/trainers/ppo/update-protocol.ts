@@ -1,6 +1,7 @@
 /**
  * The messages between a threaded PPO trainer (main thread) and its update worker
- * (./update-worker.ts), and the packing of an update buffer into transferable columns.
+ * (./update-worker.ts), and the packing of an update buffer into transferable columns (POCA's
+ * worker, ../poca/update.ts, packs its buffers and keeps its reward signals' normalizers the same way).
  *
  * The worker owns a copy of the networks and of Adam. The main thread sends it each full update
  * buffer (its column memory transferred, not copied), the normalizer as it is now and the step;
@@ -24,14 +25,14 @@ import { behavioralCloningStateArrays, loadBehavioralCloningStateArrays } from '
 import type { PpoOptimizer, PpoUpdateStats } from './optimizer';
 import type { PpoTrainerSettings } from './trainer';
 
-/** What the worker builds its networks from (workerData). */
-export interface UpdateWorkerSetup {
+/** What a worker builds its networks from (workerData): PPO's and POCA's. */
+export interface UpdateWorkerSetup<Settings = PpoTrainerSettings> {
   readonly backend: BackendName;
   readonly behaviorName: string;
   readonly observationSpecs: readonly ObservationSpec[];
   readonly continuousSize: number;
   readonly discreteBranches: readonly number[];
-  readonly settings: PpoTrainerSettings;
+  readonly settings: Settings;
   readonly seed: number;
 }
 
@@ -94,10 +95,19 @@ export function normalizerAdditions(providers: ReadonlyMap<string, RewardProvide
  * provider's normalizer keeps what this thread's evaluate() fed it and gains the worker's additions.
  */
 export function restoreUpdatedState(optimizer: PpoOptimizer, state: OptimizerState, addedToNormalizers: ReadonlyArray<[string, NormalizerState]>): void {
-  const evaluated = providerNormalizers(optimizer.rewardProviders);
-  restoreOptimizerState(optimizer, state);
-  loadProviderNormalizers(optimizer.rewardProviders, evaluated);
-  for (const [signal, added] of addedToNormalizers) normalizerOf(optimizer.rewardProviders, signal).merge(added);
+  keepingEvaluatedNormalizers(optimizer.rewardProviders, addedToNormalizers, () => restoreOptimizerState(optimizer, state));
+}
+
+/** Runs `restore` (which puts the worker's state in place), then gives each provider's normalizer back what this thread fed it, plus the worker's additions. */
+export function keepingEvaluatedNormalizers(
+  providers: ReadonlyMap<string, RewardProvider>,
+  addedToNormalizers: ReadonlyArray<[string, NormalizerState]>,
+  restore: () => void,
+): void {
+  const evaluated = providerNormalizers(providers);
+  restore();
+  loadProviderNormalizers(providers, evaluated);
+  for (const [signal, added] of addedToNormalizers) normalizerOf(providers, signal).merge(added);
 }
 
 function normalizerOf(providers: ReadonlyMap<string, RewardProvider>, signal: string): NonNullable<RewardProvider['normalizer']> {

@@ -1,15 +1,12 @@
 /**
  * The worker thread of a threaded PPO trainer (threaded: true): it owns a copy of the behavior's
  * networks and Adam state and runs each update the main thread hands it (./update-protocol.ts),
- * so that the environments keep stepping meanwhile. It runs the models on the backend the main
- * thread chose. An error other than a non-finite loss ends the worker: the main thread reports it.
+ * so that the environments keep stepping meanwhile (../update-thread.ts runs the loop).
  */
-import { parentPort, workerData } from 'worker_threads';
-import type { Logger } from '../../common/logger';
 import { SeededRandom } from '../../common/random';
 import { ActionSpec } from '../../env/behavior-spec';
-import { selectBackend } from '../../networks/backend';
 import { NonFiniteLossError } from '../non-finite-loss';
+import { serveUpdates } from '../update-thread';
 import {
   UpdateReply,
   UpdateRequest,
@@ -21,12 +18,9 @@ import {
   unpackColumns,
 } from './update-protocol';
 import { createPpoNetworks, updateOnBuffer } from './update';
+import type { PpoTrainerSettings } from './trainer';
 
-/** The main thread already said which backend runs and why; the worker says nothing. */
-const SILENT: Logger = { debug: () => undefined, info: () => undefined, warning: () => undefined, error: () => undefined };
-
-async function start(setup: UpdateWorkerSetup): Promise<(request: UpdateRequest) => UpdateReply> {
-  await selectBackend(setup.backend, SILENT);
+serveUpdates<UpdateWorkerSetup<PpoTrainerSettings>, UpdateRequest, UpdateReply>((setup) => {
   const spec = { observationSpecs: setup.observationSpecs, actionSpec: new ActionSpec(setup.continuousSize, setup.discreteBranches) };
   const { model, optimizer } = createPpoNetworks(setup.behaviorName, spec, setup.settings, setup.seed);
   // The same stream of shuffles as the trainer's own (threaded: false) updates.
@@ -40,28 +34,12 @@ async function start(setup: UpdateWorkerSetup): Promise<(request: UpdateRequest)
       const buffer = unpackColumns(request.columns);
       const means = updateOnBuffer(optimizer, buffer, setup.settings.hyperparameters, () => random.next(), request.step);
       const addedToNormalizers = normalizerAdditions(optimizer.rewardProviders, request.rewardSignalNormalizers);
-      return { kind: 'updated', state: optimizerStateOf(optimizer), means: [...means], addedToNormalizers };
+      const state = optimizerStateOf(optimizer);
+      const transfer = [state.parameters, state.firstMoment, state.secondMoment].map((array) => array.buffer as ArrayBuffer);
+      return { reply: { kind: 'updated', state, means: [...means], addedToNormalizers }, transfer };
     } catch (error) {
-      if (error instanceof NonFiniteLossError) return { kind: 'nonFiniteLoss', message: error.message };
+      if (error instanceof NonFiniteLossError) return { reply: { kind: 'nonFiniteLoss', message: error.message }, transfer: [] };
       throw error;
     }
   };
-}
-
-const port = parentPort!;
-const started = start(workerData as UpdateWorkerSetup);
-port.on('message', (request: UpdateRequest) => {
-  started
-    .then((update) => {
-      const reply = update(request);
-      const state = reply.kind === 'updated' ? reply.state : null;
-      const transfer = state === null ? [] : [state.parameters, state.firstMoment, state.secondMoment];
-      port.postMessage(reply, transfer.map((array) => array.buffer as ArrayBuffer));
-    })
-    .catch((error: unknown) => {
-      // Rethrown outside the promise, so that it ends the worker with an 'error' event on the main thread.
-      setImmediate(() => {
-        throw error;
-      });
-    });
 });

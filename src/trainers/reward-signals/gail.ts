@@ -5,8 +5,9 @@
  * behaves as the demonstrator did.
  *
  * D is upstream's NetworkBody over the observations (each image through its own visual encoder of
- * network_settings.vis_encode_type, the vector observations normalized with normalize, a goal
- * signal conditioning the body through the hypernetwork with goal_conditioning_type hyper), with
+ * network_settings.vis_encode_type, the vector observations normalized with normalize, the
+ * variable-length ones through the entity attention, a goal signal conditioning the body through
+ * the hypernetwork with goal_conditioning_type hyper), with
  * use_actions the actions (continuous values, then each branch one-hot) and the done flag among
  * the body's inputs, then a linear estimator and a sigmoid. Its loss, on a policy minibatch and
  * as many demonstration rows drawn at random:
@@ -18,7 +19,10 @@
  * value at uniform random weights. As upstream's, dD/dx is taken with respect to the first
  * observation only (its raw values, through the normalization) and its square summed over that
  * observation's second axis: a vector's features, an image's channels, the mean then running
- * over the rows and, for an image, its pixels. With use_vail (VAIL, Peng et al.), the encoding
+ * over the rows and, for an image, its pixels; a variable-length observation's sum runs over its
+ * entities (its padded ones too: the mixing weighs each value, so a padded entity beside a present
+ * one on the other side is mixed into a faint entity, which the attention masks only if its
+ * squares sum under 0.01, as upstream's). With use_vail (VAIL, Peng et al.), the encoding
  * goes through a stochastic bottleneck z = mu + sigma noise of 128 features and the loss adds
  * beta (KL - 0.5), KL the divergence of the codes from a unit normal; beta follows the KL
  * (beta <- max(beta + 0.0005 (KL - 0.5), 0)) and, as upstream's, the gradient takes the beta
@@ -30,7 +34,9 @@
  * pooling's as ops of their own whose gradients tfjs is given. Not derived by hand: one update of
  * upstream's test size (2 x 128, 16 rows, vector observations) takes about 7 ms on wasm here, a
  * few times a SAC update of its policy; on a 3x20x20 camera (simple encoder) 40 to 70 ms, most
- * of it the many small ops of the strided convolutions' input gradients.
+ * of it the many small ops of the strided convolutions' input gradients; on one [10, 5]
+ * variable-length observation about 4 times the vector case (the attention's 128-wide layers
+ * over every entity, traced twice).
  */
 import * as tf from '@tensorflow/tfjs';
 import type { GAILSettings } from '../../config/settings';
@@ -39,7 +45,7 @@ import type { Logger } from '../../common/logger';
 import { SeededRandom } from '../../common/random';
 import { Adam } from '../../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../../networks/checkpoint-file';
-import { BodyInputLayout, isVariableLength, observationLabel } from '../../networks/encoders/body-input';
+import { BodyInputLayout } from '../../networks/encoders/body-input';
 import { Dense, linearLayer } from '../../networks/layers/dense';
 import { sequentialAllocator, type ParameterBlock, type TracedParameters, type TracedPass } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
@@ -68,12 +74,14 @@ export const GAIL_TAGS = {
 } as const;
 
 /**
- * A batch as the discriminator reads it: each image observation's values (count x its size), and
- * the rows (count x row width: the vector observations side by side, then with use_actions the
- * actions and the done flag).
+ * A batch as the discriminator reads it: each image observation's values (count x its size),
+ * each variable-length observation's (count x entities x entity size), and the rows (count x row
+ * width: the vector observations side by side, then with use_actions the actions and the done flag).
  */
 export interface DiscriminatorInput<T = Float32Array> {
   readonly images: readonly T[];
+  /** Read by the attention as values (an input's gradient is traced, not differentiated). */
+  readonly entities: readonly Float32Array[];
   readonly rows: T;
 }
 
@@ -156,14 +164,6 @@ export class GailRewardProvider implements RewardProvider {
       logger?.warning('memory was specified in network_settings but is not supported by GAIL. It is being ignored.');
       network = { ...network, memory: null };
     }
-    spec.observationSpecs.forEach((obs, k) => {
-      if (isVariableLength(obs)) {
-        throw new Error(
-          `${observationLabel(spec, k)} is a variable-length observation (${obs.shape.join('x')}): the gail reward signal ` +
-            'does not take those yet. Remove reward_signals.gail, or train this behavior without variable-length observations.',
-        );
-      }
-    });
     this.layout = new BodyInputLayout(spec, network.hidden_units);
     this.continuousSize = spec.actionSpec.continuousSize;
     this.branches = spec.actionSpec.discreteBranches;
@@ -220,6 +220,7 @@ export class GailRewardProvider implements RewardProvider {
     const uniform = (length: number) => Float32Array.from({ length }, () => this.random.next());
     const mixing = {
       images: this.layout.visualObservations.map((k) => uniform(count * this.layout.observationSizes[k])),
+      entities: this.layout.entityObservations.map(({ observation }) => uniform(count * this.layout.observationSizes[observation])),
       rows: uniform(count * this.rowWidth),
     };
     const normals = () => Float32Array.from({ length: count * Z_SIZE }, () => this.random.gaussian());
@@ -239,6 +240,7 @@ export class GailRewardProvider implements RewardProvider {
       Float32Array.from(weights, (w, i) => w * policyValues[i] + (1 - w) * expertValues[i]);
     const mixed: DiscriminatorInput = {
       images: draws.mixing.images.map((weights, e) => mix(weights, policyInput.images[e], expertInput.images[e])),
+      entities: draws.mixing.entities.map((weights, e) => mix(weights, policyInput.entities[e], expertInput.entities[e])),
       rows: mix(draws.mixing.rows, policyInput.rows, expertInput.rows),
     };
     const stats: Record<string, number> = {};
@@ -300,7 +302,10 @@ export class GailRewardProvider implements RewardProvider {
    * traced ops; `noise` null takes the mean itself as the code (evaluation). Call inside tf.tidy.
    */
   private estimate(theta: TracedParameters, input: DiscriminatorInput<tf.Tensor>, noise: tf.Tensor2D | null): Estimate {
-    const body = this.body.tracedPass(input.images as tf.Tensor4D[], this.normalized(input.rows as tf.Tensor2D), theta);
+    // The attention reads the variable-length observations by their index.
+    const observations: Float32Array[] = this.layout.observationSizes.map(() => new Float32Array(0));
+    this.layout.entityObservations.forEach(({ observation }, e) => (observations[observation] = input.entities[e]));
+    const body = this.body.tracedPass(input.images as tf.Tensor4D[], this.normalized(input.rows as tf.Tensor2D), theta, observations);
     let code = body.output;
     let meanPass: TracedPass<tf.Tensor2D> | null = null;
     if (this.bottleneck !== null) {
@@ -326,15 +331,17 @@ export class GailRewardProvider implements RewardProvider {
 
   /**
    * mean((sqrt(sum of squares of dD/d obs 0 over its second axis + eps) - 1)^2), as upstream's
-   * torch.sum(gradient ** 2, dim=1): over a vector's features, or an image's channels (the mean
-   * then over rows and pixels). `gradient` is d(sum of D)/d(obs 0) at the mixed inputs (traced),
-   * `mixedRows` those inputs' rows.
+   * torch.sum(gradient ** 2, dim=1): over a vector's features, an image's channels or a
+   * variable-length observation's entities (the mean then over rows and pixels or entity values).
+   * `gradient` is d(sum of D)/d(obs 0) at the mixed inputs (traced), `mixedRows` those inputs' rows.
    */
   private gradientMagnitude(gradient: tf.Tensor, mixedRows: Float32Array, count: number): tf.Scalar {
     const image = this.layout.visualObservations.indexOf(0);
     let squares: tf.Tensor;
     if (image >= 0) {
       squares = tf.sum(tf.square(gradient), this.body.encoders[image].layout.channelFirst ? 1 : 3);
+    } else if (!this.layout.isVector(0)) {
+      squares = tf.sum(tf.square(gradient), 1);
     } else {
       const first = this.layout.observationSizes[0];
       const slope = this.normalizer === null ? gradient : tf.mul(gradient, tf.tensor2d(this.normalizationSlopes(mixedRows, count, first), [count, first]));
@@ -383,18 +390,23 @@ export class GailRewardProvider implements RewardProvider {
     return width < this.rowWidth ? tf.concat([clipped, tf.slice(rows, [0, width], [-1, -1])], 1) : clipped;
   }
 
-  /** An input of `count` rows as tensors: each image [count, ...its shape], the rows count x row width. */
+  /** An input of `count` rows as tensors: each image [count, ...its shape], the rows count x row width (the entities stay values). */
   private inputTensors(input: DiscriminatorInput, count: number): DiscriminatorInput<tf.Tensor> {
     const { spec, visualObservations } = this.layout;
     return {
       images: visualObservations.map((k, e) => tf.tensor(input.images[e], [count, ...spec.observationSpecs[k].shape])),
+      entities: input.entities,
       rows: tf.tensor2d(input.rows, [count, this.rowWidth]),
     };
   }
 
   /** A batch's images and rows. */
   private inputOf(batch: RewardBatch): DiscriminatorInput {
-    return { images: this.layout.visualObservations.map((k) => batch.observations[k]), rows: this.inputRows(batch) };
+    return {
+      images: this.layout.visualObservations.map((k) => batch.observations[k]),
+      entities: this.layout.entityObservations.map(({ observation }) => batch.observations[observation]),
+      rows: this.inputRows(batch),
+    };
   }
 
   /** The discriminator's rows (count x row width): vector observations, then with use_actions the actions and done. */
@@ -437,5 +449,9 @@ function stacked(inputs: readonly DiscriminatorInput[]): DiscriminatorInput {
     }
     return joined;
   };
-  return { images: inputs[0].images.map((_, e) => join(inputs.map((input) => input.images[e]))), rows: join(inputs.map((input) => input.rows)) };
+  return {
+    images: inputs[0].images.map((_, e) => join(inputs.map((input) => input.images[e]))),
+    entities: inputs[0].entities.map((_, e) => join(inputs.map((input) => input.entities[e]))),
+    rows: join(inputs.map((input) => input.rows)),
+  };
 }

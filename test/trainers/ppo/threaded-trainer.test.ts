@@ -15,7 +15,7 @@ import { AgentManagerQueue } from '../../../src/trainers/agent-manager-queue';
 import { NonFiniteLossError } from '../../../src/trainers/non-finite-loss';
 import { PpoTrainer, PpoTrainerSettings } from '../../../src/trainers/ppo/trainer';
 import { ModelPolicy } from '../../../src/trainers/rl-trainer-base';
-import { PpoUpdateThread, UpdateWorkerError } from '../../../src/trainers/ppo/update-thread';
+import { UpdateThread, UpdateWorkerError } from '../../../src/trainers/update-thread';
 import { Trajectory } from '../../../src/trainers/trajectory';
 import { RndRewardProvider } from '../../../src/trainers/reward-signals/rnd';
 import { CuriosityRewardProvider } from '../../../src/trainers/reward-signals/curiosity';
@@ -292,10 +292,10 @@ describe('PpoTrainer with threaded: true', () => {
   });
 });
 
-describe('PpoUpdateThread', () => {
+describe('UpdateThread', () => {
   it('turns a worker that fails into an error naming the behavior, not a hang', async () => {
     // A visual observation: the worker cannot build these networks, so it fails as it starts.
-    const updater = new PpoUpdateThread('Crashing', {
+    const updater = new UpdateThread('Crashing', 'ppo', {
       behaviorName: 'Crashing',
       observationSpecs: [
         { shape: [8, 8, 3], dimensionProperty: [], observationType: ObservationType.DEFAULT, name: 'camera' },

@@ -1,8 +1,9 @@
 /**
  * The curiosity reward provider: upstream's test_curiosity behaviours (the reward falls on an
  * experience seen again and again; the inverse model learns the action and the forward model the
- * next state) for continuous, discrete, hybrid actions and images, its hand-derived gradient
- * against finite differences, the padding left out of its losses, and its checkpoint arrays.
+ * next state) for continuous, discrete, hybrid actions, images and variable-length observations,
+ * its hand-derived gradient against finite differences (through the entity attention too), the
+ * padding left out of its losses, and its checkpoint arrays.
  */
 import { SeededRandom } from '../../../src/common/random';
 import { memoryLogger } from '../../../src/common/logger';
@@ -14,7 +15,7 @@ import { CuriosityRewardProvider, FORWARD_LOSS_WEIGHT, LOSS_MULTIPLIER } from '.
 import { createRewardProvider } from '../../../src/trainers/reward-signals/registry';
 import type { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { centralDifference, directionalDifference } from '../../helpers/finite-differences';
-import { network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
+import { entityObservation, network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
 
 const FORWARD_LOSS = 'Losses/Curiosity Forward Loss';
 const INVERSE_LOSS = 'Losses/Curiosity Inverse Loss';
@@ -28,6 +29,9 @@ const VISUAL: BehaviorSpec = {
   observationSpecs: [vectorObservation(10), visualObservation(3, 24, 26), visualObservation(1, 20, 22)],
   actionSpec: ActionSpec.createContinuous(5),
 };
+
+/** A vector observation and a variable-length one of up to 4 entities of 3 values: the state encoder attends over the entities. */
+const VAR_LEN: BehaviorSpec = { observationSpecs: [vectorObservation(4), entityObservation(4, 3)], actionSpec: new ActionSpec(2, [3]) };
 
 /** A goal signal beside a vector observation: the state encoder is upstream's ConditionalEncoder (goal_conditioning_type hyper). */
 const GOAL: BehaviorSpec = { observationSpecs: [vectorObservation(4), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: new ActionSpec(2, [3]) };
@@ -68,6 +72,19 @@ function batchOf(spec: BehaviorSpec, count: number, seed: number, distinct = fal
     discreteActions: Float32Array.from(repeat(Float32Array.from(action.discrete))),
     masks: new Float32Array(count).fill(1),
   };
+}
+
+/** The batch with each row's last entities of every variable-length observation zeroed (row i keeps i mod (entities + 1)), as Unity pads them. */
+function withPaddedEntities(batch: RewardBatch): RewardBatch {
+  const pad = (values: Float32Array, k: number) => {
+    const obs = VAR_LEN.observationSpecs[k];
+    if (obs.shape.length !== 2) return values;
+    const [entities, size] = obs.shape;
+    const padded = values.slice();
+    for (let i = 0; i < batch.count; i++) padded.fill(0, (i * entities + (i % (entities + 1))) * size, (i + 1) * entities * size);
+    return padded;
+  };
+  return { ...batch, observations: batch.observations.map(pad), nextObservations: batch.nextObservations!.map(pad) };
 }
 
 beforeAll(async () => {
@@ -177,6 +194,36 @@ describe('the curiosity reward provider', () => {
         const numeric = centralDifference(parameters, index, 1e-2, lossAt, reload);
         expect(Math.abs(analytic[index] - numeric)).toBeLessThan(2e-3 + 2e-2 * Math.abs(numeric));
       }
+    }
+  });
+
+  it('variable-length observations: the reward falls on an experience seen again and again; the gradient through the attention, padded entities among them, is the one finite differences find', () => {
+    const seen = withPaddedEntities(batchOf(VAR_LEN, 5, 42, true));
+    const provider = new CuriosityRewardProvider(settings({}, 16), VAR_LEN, 42);
+    expect(provider.stateEncoder.attention).not.toBeNull();
+    provider.update(seen);
+    const before = provider.evaluate(seen)[0];
+    expect(before).toBeGreaterThan(0);
+    for (let i = 0; i < 20; i++) provider.update(seen);
+    expect(provider.evaluate(seen)[0]).toBeLessThan(before);
+
+    const batch = withPaddedEntities(batchOf(VAR_LEN, 7, 6, true));
+    const analytic = provider.lossAndGradient(batch).gradient.slice();
+    const lossAt = () => provider.lossAndGradient(batch).loss;
+    const reload = () => provider.loadStateArrays(provider.stateArrays());
+    const attentionBlocks = provider.stateEncoder.attention!.blocks;
+    expect(attentionBlocks.map((b) => b.name)).toEqual(expect.arrayContaining(['curiosity.state_encoder.encoders.rsa.fc_q.weight', 'curiosity.state_encoder.encoders.1.self_ent_encoder.seq_layers.0.weight']));
+    for (const block of attentionBlocks) {
+      const blockGradient = blockValues(analytic, block);
+      const norm = Math.hypot(...blockGradient);
+      if (block.name.endsWith('rsa.fc_k.bias')) {
+        // The keys' bias moves every score of a query alike, which the softmax ignores: no gradient.
+        expect(norm).toBeLessThan(1e-6);
+        continue;
+      }
+      expect(norm).toBeGreaterThan(1e-3);
+      const numeric = directionalDifference(blockValues(provider.parameters, block), blockGradient.map((g) => g / norm), 1e-2, lossAt, reload);
+      expect(Math.abs(numeric - norm)).toBeLessThan(0.05 * norm);
     }
   });
 

@@ -1,15 +1,19 @@
 /**
- * One GAIL discriminator loss against Unity ML-Agents' own: fixtures/gail-update.json holds what
- * upstream's DiscriminatorNetwork.compute_loss (release_21, torch; recorded by the script beside
- * it) gave on its weights, a policy and an expert batch and the random draws it took, and the
- * gradients its backward gave, the gradient penalty's second derivatives included: with an image
- * as the first observation (simple encoder; a normalized vector observation, the actions and
- * dones, VAIL), and with a goal signal first conditioning the body through the hypernetwork
- * beside an image (match3). Ours, on the same weights, rows and draws, gives the same stats,
- * beta and gradients.
+ * One GAIL discriminator loss against Unity ML-Agents' own: fixtures/gail-update.json and
+ * gail-var-len-update.json.gz hold what upstream's DiscriminatorNetwork.compute_loss (release_21,
+ * torch; recorded by the script beside them) gave on its weights, a policy and an expert batch
+ * and the random draws it took, and the gradients its backward gave, the gradient penalty's second
+ * derivatives included: with an image as the first observation (simple encoder; a normalized
+ * vector observation, the actions and dones, VAIL); with a goal signal first conditioning the body
+ * through the hypernetwork beside an image (match3); with a variable-length observation first
+ * (the penalty summed over its entities, through the entity attention; padded entities at the
+ * end, mixed with the other side's values as upstream mixes them); and with a vector observation
+ * first that also reaches the attention over two variable-length observations as x_self (VAIL).
+ * Ours, on the same weights, rows and draws, gives the same stats, beta and gradients.
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import * as zlib from 'zlib';
 import { memoryLogger } from '../../../src/common/logger';
 import { ActionSpec, BehaviorSpec, ObservationType } from '../../../src/env/behavior-spec';
 import { selectBackend } from '../../../src/networks/backend';
@@ -17,7 +21,7 @@ import { blockValues, type ParameterBlock } from '../../../src/networks/layers/l
 import { BETA_STEP, GAIL_TAGS, GailRewardProvider, MUTUAL_INFORMATION } from '../../../src/trainers/reward-signals/gail';
 import type { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { AgentBuffer } from '../../../src/trainers/buffer';
-import { network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
+import { entityObservation, network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
 import { converted } from '../../helpers/torch-layouts';
 
 interface Rows {
@@ -40,7 +44,11 @@ interface Case {
   gradients: Record<string, number[]>;
 }
 
-const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'gail-update.json'), 'utf8')) as Record<string, Case>;
+const fixtures = path.join(__dirname, 'fixtures');
+const fixture = {
+  ...JSON.parse(fs.readFileSync(path.join(fixtures, 'gail-update.json'), 'utf8')),
+  ...JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(fixtures, 'gail-var-len-update.json.gz'))).toString('utf8')),
+} as Record<string, Case>;
 const ROWS = 4;
 const INITIAL_BETA = 0.3;
 
@@ -55,12 +63,23 @@ const CASES: Array<[string, BehaviorSpec, ReturnType<typeof network>]> = [
     { observationSpecs: [vectorObservation(2, ObservationType.GOAL_SIGNAL), visualObservation(2, 5, 6), vectorObservation(3)], actionSpec: new ActionSpec(0, [3]) },
     network({ hidden_units: 6, num_layers: 2, vis_encode_type: 'match3', goal_conditioning_type: 'hyper' }),
   ],
+  [
+    'variable-length first',
+    { observationSpecs: [entityObservation(5, 3), vectorObservation(2)], actionSpec: new ActionSpec(1, [2]) },
+    network({ normalize: true, hidden_units: 8, num_layers: 1 }),
+  ],
+  [
+    'vector first, two variable-length',
+    { observationSpecs: [vectorObservation(3), entityObservation(4, 2), entityObservation(3, 3)], actionSpec: new ActionSpec(0, [3]) },
+    network({ hidden_units: 8, num_layers: 2 }),
+  ],
 ];
 
 /** Upstream's name for our block (its Sequentials put an activation after each layer: our layer l is its module 2l). */
 function torchName(block: string, conditioned: boolean): string {
   return block
     .replace(/^gail\.encoder\.encoders\.(\d+)\./, 'encoder.observation_encoder.processors.$1.')
+    .replace(/^gail\.encoder\.encoders\.(rsa|x_self_encoder)\./, 'encoder.observation_encoder.$1.')
     .replace(/^gail\.encoder\.layers\.(\d+)\./, (_, l: string) => `encoder._body_endoder.${conditioned ? 'layers' : 'seq_layers'}.${2 * Number(l)}.`)
     .replace(/^gail\.z_mu\./, '_z_mu_layer.')
     .replace(/^gail\.z_sigma$/, '_z_sigma')
@@ -110,6 +129,7 @@ describe("GAIL's discriminator loss against upstream's", () => {
     // Upstream's draws, laid out as ours: each observation's, then the actions' and the dones' (rows).
     const rand = upstream.draws.rand;
     const images = spec.observationSpecs.flatMap((obs, k) => (obs.shape.length === 3 ? [Float32Array.from(rand[k])] : []));
+    const entities = spec.observationSpecs.flatMap((obs, k) => (obs.shape.length === 2 ? [Float32Array.from(rand[k])] : []));
     const rowParts = [...spec.observationSpecs.flatMap((obs, k) => (obs.shape.length === 1 ? [{ values: rand[k], width: obs.shape[0] }] : []))];
     if (upstream.use_actions) {
       const actionWidth = spec.actionSpec.continuousSize + spec.actionSpec.discreteBranches.reduce((a, b) => a + b, 0);
@@ -120,7 +140,7 @@ describe("GAIL's discriminator loss against upstream's", () => {
     const noise = upstream.use_vail ? { policy: Float32Array.from(noisePolicy), expert: Float32Array.from(noiseExpert), mixed: Float32Array.from(noiseMixed) } : null;
 
     provider.beta = INITIAL_BETA;
-    const result = provider.discriminatorLoss(policy, expert, { mixing: { images, rows }, noise }, (kl) => Math.max(INITIAL_BETA + BETA_STEP * (kl - MUTUAL_INFORMATION), 0));
+    const result = provider.discriminatorLoss(policy, expert, { mixing: { images, entities, rows }, noise }, (kl) => Math.max(INITIAL_BETA + BETA_STEP * (kl - MUTUAL_INFORMATION), 0));
 
     expect(Object.keys(result.stats).sort()).toEqual(Object.keys(upstream.stats).sort());
     for (const [tag, value] of Object.entries(upstream.stats)) {

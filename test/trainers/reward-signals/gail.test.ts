@@ -4,8 +4,9 @@
  * experiences, with and without actions, with and without VAIL), its autodiff gradient (the
  * gradient penalty's second derivative included) against finite differences, the penalty on an
  * image (per pixel, over its channels) against finite differences, its checkpoint arrays (a
- * discriminator on images too), its tags, and its refusals. gail-upstream.test.ts checks a loss
- * and its gradients on images and goal signals against upstream's own.
+ * discriminator on images and on variable-length observations too), its tags, its refusals, and
+ * learning on variable-length observations. gail-upstream.test.ts checks a loss and its gradients
+ * on images, goal signals and variable-length observations against upstream's own.
  */
 import * as tf from '@tensorflow/tfjs';
 import { SeededRandom } from '../../../src/common/random';
@@ -18,7 +19,7 @@ import { RewardBatch, rewardBatchOf } from '../../../src/trainers/reward-signals
 import { centralDifference } from '../../helpers/finite-differences';
 import { selectBackend } from '../../../src/networks/backend';
 import { memoryLogger } from '../../../src/common/logger';
-import { behavior, network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
+import { behavior, entityObservation, network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
 
 function gailSettings(overrides: Partial<GAILSettings> = {}, hidden = 128): GAILSettings {
   return {
@@ -169,7 +170,7 @@ describe('the GAIL discriminator\'s gradient', () => {
     const policy = randomBatch(oneObservation, 3, random);
     const expert = randomBatch(oneObservation, 3, random);
     // Mixing weights of 1: x~ is the policy's rows.
-    const { stats } = provider.discriminatorLoss(policy, expert, { mixing: { images: [], rows: new Float32Array(3 * 2).fill(1) }, noise: null }, () => 0);
+    const { stats } = provider.discriminatorLoss(policy, expert, { mixing: { images: [], entities: [], rows: new Float32Array(3 * 2).fill(1) }, noise: null }, () => 0);
     const estimate = (observation: Float32Array) => {
       const rewards = provider.evaluate({ ...policy, count: 1, observations: [observation] });
       return (1 - Math.exp(-rewards[0])) / (1 - 1e-7); // D, back from -log(1 - D (1 - eps))
@@ -275,6 +276,11 @@ describe('the GAIL reward provider\'s state and settings', () => {
       { observationSpecs: [visualObservation(3, 20, 20), vectorObservation(2, ObservationType.GOAL_SIGNAL)], actionSpec: new ActionSpec(1, [3]) },
       network({ hidden_units: 16, normalize: true, goal_conditioning_type: 'hyper' }),
     ],
+    [
+      'a vector and a variable-length observation',
+      { observationSpecs: [vectorObservation(3), entityObservation(4, 2)], actionSpec: new ActionSpec(0, [3]) },
+      network({ hidden_units: 16, normalize: true }),
+    ],
   ] as Array<[string, BehaviorSpec, NetworkSettings]>)('restores its weights, Adam state, beta and normalizer from its checkpoint arrays (%s)', (_, behaviorSpec, networkSettings) => {
     const random = new SeededRandom(2);
     const settings = gailSettings({ use_vail: true, use_actions: true, network_settings: networkSettings });
@@ -296,12 +302,22 @@ describe('the GAIL reward provider\'s state and settings', () => {
     expect(() => createRewardProvider('gail', gailSettings({ demo_path: '/nowhere/expert.demo' }), '1D', spec, 1)).toThrow(/\/nowhere\/expert\.demo does not exist/);
   });
 
-  it('refuses a variable-length observation, naming it and the fix', () => {
-    const entities = { shape: [10, 5], dimensionProperty: [DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'buffer' };
-    const withEntities: BehaviorSpec = { observationSpecs: [vectorObservation(3), entities], actionSpec: new ActionSpec(1, []) };
-    const demonstrations = agentBuffer(behavior([3], new ActionSpec(1, [])), 4, new SeededRandom(1));
-    expect(() => new GailRewardProvider(gailSettings(), withEntities, 1, { behavior: '1D', demonstrations })).toThrow(
-      /Observation 1 \(buffer\) is a variable-length observation \(10x5\).*Remove reward_signals\.gail/,
-    );
+  it('takes variable-length observations: learns to reward the demonstrations above the policy, padded entities and all, leaking no tensor', () => {
+    const withEntities: BehaviorSpec = { observationSpecs: [vectorObservation(3), entityObservation(4, 2)], actionSpec: new ActionSpec(1, []) };
+    const random = new SeededRandom(3);
+    const rows = 16;
+    const buffers = [agentBuffer(withEntities, rows, random), agentBuffer(withEntities, rows, random)];
+    // The policy's rows see two entities, the demonstrations' three; the rest is padding.
+    buffers.forEach((buffer, b) => {
+      const entities = buffer.get(observationKey(1)).rows;
+      for (let i = 0; i < rows; i++) entities.fill(0, i * 8 + (b === 0 ? 6 : 4), (i + 1) * 8);
+    });
+    const [expert, policyBuffer] = buffers;
+    const policy = rewardBatchOf(policyBuffer);
+    const provider = new GailRewardProvider(gailSettings({ learning_rate: 0.005, use_actions: true }, 16), withEntities, 3, { behavior: '1D', demonstrations: expert });
+    const tensors = tf.memory().numTensors;
+    for (let i = 0; i < 20; i++) provider.update(policy);
+    expect(provider.evaluate(rewardBatchOf(expert))[0]).toBeGreaterThan(provider.evaluate(policy)[0]);
+    expect(tf.memory().numTensors).toBe(tensors);
   });
 });
