@@ -11,6 +11,7 @@ import { ResultsFolder, type BoardUpdate } from '../../src/board/results-folder'
 import { startBoard } from '../../src/board/server';
 import { EventFileWriter, encodeEvent } from '../../src/stats/event-file';
 import { encodeRecord } from '../../src/stats/tfrecord';
+import { launchChromium, screenshotOnFailure } from '../helpers/browser';
 import { tempDir } from '../helpers/paths';
 
 const TAGS = ['Environment/Cumulative Reward', 'Losses/Policy Loss', 'Policy/Entropy'];
@@ -136,4 +137,31 @@ describe('reading event files on demand', () => {
     ]);
     expect(pending).toEqual([]);
   });
+
+  it('draws a sample in the page first, then every point once read, then live points', async () => {
+    const results = tempDir('board-lazy-page');
+    const points = 3000;
+    const file = writeRun(results, 'big', points);
+    const board = await startBoard({ resultsDir: results, port: 0, host: '127.0.0.1', logger: memoryLogger(), reading: LAZY });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.setViewport({ width: 1500, height: 1000 });
+      await screenshotOnFailure(page, 'board-lazy', async () => {
+        await page.goto(board.url);
+        const tag = JSON.stringify(TAGS[0]);
+        await page.waitForFunction('window.board.firstChartAt !== null');
+        // Read whole in the background, the sample is replaced by every point (the page asks for at most 4000).
+        await page.waitForFunction(`window.board.sampledSeries() === 0 && window.board.points('big', 'Agent', ${tag})?.total === ${points}`, { timeout: 60000 });
+        expect(await page.evaluate(`window.board.points('big', 'Agent', ${tag}).steps`)).toEqual(range(points, (i) => (i + 1) * 100));
+        expect(await page.$eval('[data-reading="big/Agent"]', (node) => node.textContent)).toBe('');
+        appendSummary(file, (points + 1) * 100, 7);
+        await page.waitForFunction(`window.board.points('big', 'Agent', ${tag}).total === ${points + 1}`);
+        expect(await page.evaluate(`window.board.points('big', 'Agent', ${tag}).values.at(-1)`)).toBe(7);
+      });
+    } finally {
+      await browser.close();
+      await board.close();
+    }
+  }, 90000);
 });
