@@ -106,24 +106,41 @@ class WireReader {
 
 const utf8 = new TextDecoder();
 
+interface TagName {
+  bytes: Uint8Array;
+  name: string;
+  /** The tag that came after this one last time: summaries repeat their tags in one order. */
+  next: TagName | null;
+}
+
 /** Tag names decoded once each, found again by their bytes: an event file repeats a few tags a million times. */
 class TagNames {
-  private readonly byHash = new Map<number, Array<{ bytes: Uint8Array; name: string }>>();
+  private readonly byHash = new Map<number, TagName[]>();
+  private last: TagName | null = null;
 
   name(bytes: Uint8Array, start: number, end: number): string {
-    // FNV-1a over the tag's bytes.
+    const predicted = this.last?.next;
+    const found = predicted != null && sameBytes(predicted.bytes, bytes, start, end) ? predicted : this.lookUp(bytes, start, end);
+    if (this.last !== null) this.last.next = found;
+    this.last = found;
+    return found.name;
+  }
+
+  private lookUp(bytes: Uint8Array, start: number, end: number): TagName {
+    // FNV-1a over the tag's bytes, kept to 30 bits: small integers are the keys a Map hashes fastest.
     let hash = 0x811c9dc5;
     for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i], 0x01000193);
+    hash &= 0x3fffffff;
     let entries = this.byHash.get(hash);
     if (entries === undefined) {
       entries = [];
       this.byHash.set(hash, entries);
     }
-    for (const entry of entries) if (sameBytes(entry.bytes, bytes, start, end)) return entry.name;
+    for (const entry of entries) if (sameBytes(entry.bytes, bytes, start, end)) return entry;
     const copy = bytes.slice(start, end);
-    const name = utf8.decode(copy);
-    entries.push({ bytes: copy, name });
-    return name;
+    const entry: TagName = { bytes: copy, name: utf8.decode(copy), next: null };
+    entries.push(entry);
+    return entry;
   }
 }
 
@@ -286,30 +303,34 @@ export function sampleScalars(files: ReadonlyArray<{ path: string; size: number 
   const decoder = new ScalarDecoder();
   let fileStart = 0;
   let f = 0;
-  starts.forEach((start, w) => {
-    while (f < files.length && start >= fileStart + files[f].size) fileStart += files[f++].size;
-    if (f === files.length) return;
-    const offset = start - fileStart;
-    const end = Math.min(start + windowBytes, starts[w + 1] ?? total, fileStart + files[f].size);
-    let bytes: Buffer;
-    try {
-      const fd = fs.openSync(files[f].path, 'r');
-      try {
-        bytes = readFrom(fd, offset, end - start);
-      } finally {
-        fs.closeSync(fd);
+  let fd: number | null = null;
+  try {
+    starts.forEach((start, w) => {
+      while (f < files.length && start >= fileStart + files[f].size) {
+        fileStart += files[f++].size;
+        if (fd !== null) fs.closeSync(fd);
+        fd = null;
       }
-    } catch {
-      return; // Gone or unreadable: the full read says so in a note.
-    }
-    const reader = new WireReader(bytes);
-    const decode = (dataStart: number, dataEnd: number) => {
+      if (f === files.length) return;
+      const end = Math.min(start + windowBytes, starts[w + 1] ?? total, fileStart + files[f].size);
+      let bytes: Buffer;
       try {
-        decoder.decode(reader, dataStart, dataEnd, sink);
+        fd ??= fs.openSync(files[f].path, 'r');
+        bytes = readFrom(fd, start - fileStart, end - start);
       } catch {
-        // Left to the full read's notes.
+        return; // Gone or unreadable: the full read says so in a note.
       }
-    };
-    visitRecords(bytes, 0, decode, () => undefined);
-  });
+      const reader = new WireReader(bytes);
+      const decode = (dataStart: number, dataEnd: number) => {
+        try {
+          decoder.decode(reader, dataStart, dataEnd, sink);
+        } catch {
+          // Left to the full read's notes.
+        }
+      };
+      visitRecords(bytes, 0, decode, () => undefined);
+    });
+  } finally {
+    if (fd !== null) fs.closeSync(fd);
+  }
 }

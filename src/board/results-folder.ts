@@ -44,15 +44,15 @@ export interface ReadingOptions {
 
 export const DEFAULT_READING: ReadingOptions = {
   eagerBytes: 256 * 1024,
-  chunkBytes: 2 * 2 ** 20,
+  chunkBytes: 2 ** 20,
   schedule: (next) => setImmediate(next),
 };
 
 /** Listing a behavior reads its first and last stretches of this size. */
-const GLANCE_BYTES = 64 * 1024;
-/** A sample served before a behavior is read: 64 stretches of 16 KiB spread over its files. */
+const GLANCE_BYTES = 32 * 1024;
+/** A sample served before a behavior is read: 64 stretches of 8 KiB spread over its files. */
 const SAMPLE_WINDOWS = 64;
-const SAMPLE_WINDOW_BYTES = 16 * 1024;
+const SAMPLE_WINDOW_BYTES = 8 * 1024;
 
 /** Something the page must redraw. */
 export type BoardUpdate =
@@ -138,8 +138,10 @@ class BehaviorState {
 
   /** Lists its event files again; a behavior not yet asked for takes a new glance at them. */
   list(eagerBytes: number): void {
+    const before = this.files;
     this.files = eventFiles(this.dir);
-    if (this.state !== 'listed') return;
+    const unchanged = before.length === this.files.length && before.every((file, i) => file.path === this.files[i].path && file.size === this.files[i].size);
+    if (this.state !== 'listed' || (unchanged && before.length > 0)) return;
     if (this.totalBytes <= eagerBytes) {
       for (const file of this.files) this.read(file.path);
       this.state = 'read';
@@ -304,6 +306,18 @@ export class ResultsFolder {
   /** Lists every run from scratch (reading only small behaviors whole). */
   load(): void {
     for (const name of subfolders(this.root)) this.addRun(name);
+  }
+
+  /** Lists the folder again, for changes made before it was watched. */
+  refresh(): BoardUpdate[] {
+    const names = subfolders(this.root);
+    for (const name of this.runs.keys()) if (!names.includes(name)) this.runs.delete(name);
+    for (const name of names) {
+      const run = this.runs.get(name);
+      if (run === undefined) this.addRun(name);
+      else this.readBehaviors(run);
+    }
+    return [{ kind: 'runs' }];
   }
 
   /**

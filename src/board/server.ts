@@ -63,7 +63,7 @@ export interface Board {
 }
 
 /**
- * Lists the results folder, starts watching it and serves the board; resolves once it listens.
+ * Lists the results folder, serves the board and starts watching the folder; resolves once it listens.
  * Large event files are read when the page first asks for their points (results-folder.ts).
  */
 export async function startBoard(options: BoardOptions): Promise<Board> {
@@ -74,7 +74,6 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   };
   const folder = new ResultsFolder(root, broadcast, options.reading);
   folder.load();
-  const watcher = watchFolder(root, folder.eventFiles(), (files) => broadcast(files.flatMap((file) => folder.changed(file))));
   const server = http.createServer((request, response) => {
     try {
       handle(request, response, folder, clients);
@@ -82,18 +81,15 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
       send(response, 500, 'text/plain; charset=utf-8', `The board failed on this request: ${(error as Error).message}`);
     }
   });
+  await listen(server, options);
   const heartbeat = setInterval(() => {
     for (const client of clients) client.write(': alive\n\n');
   }, HEARTBEAT_MS);
   heartbeat.unref();
-  try {
-    await listen(server, options);
-    await watcher.ready;
-  } catch (error) {
-    clearInterval(heartbeat);
-    await watcher.close();
-    throw error;
-  }
+  // Served while the watcher takes its first look at the folder (long in a large one); what
+  // changed before it looked is found by listing the folder once more when it is ready.
+  const watcher = watchFolder(root, folder.eventFiles(), (files) => broadcast(files.flatMap((file) => folder.changed(file))));
+  void watcher.ready.then(() => broadcast(folder.refresh()));
   const { port } = server.address() as AddressInfo;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   if (!isLoopbackAddress(options.host)) {
