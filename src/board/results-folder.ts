@@ -109,12 +109,14 @@ export interface RunDetail {
   notes: string[];
 }
 
-/** (step, wall time) of each summary, in the order written: a new one whenever the step changes. */
+/** (step, wall time) of the last RATE_WINDOW summaries, in the order written: a new one whenever the step changes. */
 type Summaries = Array<[number, number]>;
 
 function noteSummary(summaries: Summaries, step: number, wallTime: number): void {
   const last = summaries[summaries.length - 1];
-  if (last === undefined || last[0] !== step) summaries.push([step, wallTime]);
+  if (last !== undefined && last[0] === step) return;
+  summaries.push([step, wallTime]);
+  if (summaries.length > RATE_WINDOW) summaries.shift();
 }
 
 /** A behavior's event files, from listed (a glance at their ends) through read in the background to read and followed. */
@@ -124,7 +126,7 @@ class BehaviorState {
   files: Array<{ path: string; size: number }> = [];
   readonly tails = new Map<string, EventFileTail>();
   readonly series = new Map<string, ScalarSeries>();
-  /** Of the records read, for steps/s. */
+  /** Of the records read, for steps/s and the last step. */
   readonly summaries: Summaries = [];
   /** Before it is read: the tags and summaries of the first and last stretches of its files. */
   private glance: { tags: Set<string>; summaries: Summaries } = { tags: new Set(), summaries: [] };
@@ -247,7 +249,7 @@ class BehaviorState {
   }
 
   stepsPerSecond(): number | null {
-    const window = this.knownSummaries.slice(-RATE_WINDOW);
+    const window = this.knownSummaries;
     if (window.length < 2) return null;
     const [firstStep, firstTime] = window[0];
     const [lastStep, lastTime] = window[window.length - 1];
