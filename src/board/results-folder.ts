@@ -210,6 +210,12 @@ class BehaviorState {
       const series = this.series.get(tag);
       return series === undefined ? null : { series, sampled: false };
     }
+    const series = this.sample().get(tag);
+    return series === undefined ? null : { series, sampled: true };
+  }
+
+  /** Points sampled over its whole run, per tag: made once, served until it is read. */
+  sample(): Map<string, ScalarSeries> {
     if (this.sampled === null) {
       const sampled = new Map<string, ScalarSeries>();
       const sink: ScalarSink = (name, step, wallTime, value) => {
@@ -219,8 +225,7 @@ class BehaviorState {
       sampleScalars(this.files, SAMPLE_WINDOWS, SAMPLE_WINDOW_BYTES, sink);
       this.sampled = sampled;
     }
-    const series = this.sampled.get(tag);
-    return series === undefined ? null : { series, sampled: true };
+    return this.sampled;
   }
 
   /** Its tags with their point counts (null before it is read). */
@@ -308,6 +313,21 @@ export class ResultsFolder {
   /** Lists every run from scratch (reading only small behaviors whole). */
   load(): void {
     for (const name of subfolders(this.root)) this.addRun(name);
+  }
+
+  /**
+   * Samples the behaviors not yet read, one at a time between requests, in the order the page
+   * lists them: the page's first charts then need not wait for their samples.
+   */
+  sampleInBackground(): void {
+    const waiting = this.summaries().flatMap((summary) => [...this.runs.get(summary.name)!.behaviors.values()]);
+    const next = () => {
+      const behavior = waiting.shift();
+      if (behavior === undefined) return;
+      if (behavior.state !== 'read') behavior.sample();
+      this.reading.schedule(next);
+    };
+    this.reading.schedule(next);
   }
 
   /** Lists the folder again, for changes made before it was watched. */

@@ -82,6 +82,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     }
   });
   await listen(server, options);
+  folder.sampleInBackground();
   const heartbeat = setInterval(() => {
     for (const client of clients) client.write(': alive\n\n');
   }, HEARTBEAT_MS);
