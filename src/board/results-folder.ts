@@ -130,7 +130,7 @@ class BehaviorState {
   readonly summaries: Summaries = [];
   /** Before it is read: the tags and summaries of the first and last stretches of its files. */
   private glance: { tags: Set<string>; summaries: Summaries } = { tags: new Set(), summaries: [] };
-  /** Before it is read: points sampled over its whole run, made at the first request. */
+  /** Before it is read: points sampled over its whole run, made ahead or at the first request. */
   private sampled: Map<string, ScalarSeries> | null = null;
 
   constructor(
@@ -297,6 +297,8 @@ export class ResultsFolder {
   private readonly reading: ReadingOptions;
   /** Behaviors to read in the background, the one being read first. */
   private readonly queue: Array<{ run: RunState; behavior: BehaviorState }> = [];
+  /** Set once the board closes: nothing more is read in the background. */
+  private stopped = false;
 
   /**
    * `root` must be the real path of the results folder (no symbolic link in it); `onUpdate` hears
@@ -320,14 +322,20 @@ export class ResultsFolder {
    * lists them: the page's first charts then need not wait for their samples.
    */
   sampleInBackground(): void {
-    const waiting = this.summaries().flatMap((summary) => [...this.runs.get(summary.name)!.behaviors.values()]);
+    const waiting = [...this.runs.values()].sort((a, b) => a.name.localeCompare(b.name)).flatMap((run) => [...run.behaviors.values()]);
     const next = () => {
       const behavior = waiting.shift();
-      if (behavior === undefined) return;
+      if (behavior === undefined || this.stopped) return;
       if (behavior.state !== 'read') behavior.sample();
       this.reading.schedule(next);
     };
     this.reading.schedule(next);
+  }
+
+  /** Ends the background work. */
+  stop(): void {
+    this.stopped = true;
+    this.queue.length = 0;
   }
 
   /** Lists the folder again, for changes made before it was watched. */
@@ -465,6 +473,7 @@ export class ResultsFolder {
   }
 
   private readInBackground(run: RunState, behavior: BehaviorState): void {
+    if (this.stopped) return;
     behavior.state = 'reading';
     this.queue.push({ run, behavior });
     if (this.queue.length === 1) this.reading.schedule(() => this.readNextChunk());
@@ -506,12 +515,12 @@ export class ResultsFolder {
       if (eventFiles(dir).length === 0) continue;
       present.add(name);
       if (!run.behaviors.has(name)) run.behaviors.set(name, new BehaviorState(name, dir));
-      this.listBehavior(run, run.behaviors.get(name)!);
+      this.listBehavior(run.behaviors.get(name)!);
     }
     for (const name of run.behaviors.keys()) if (!present.has(name)) run.behaviors.delete(name);
   }
 
-  private listBehavior(run: RunState, behavior: BehaviorState): void {
+  private listBehavior(behavior: BehaviorState): void {
     const wasRead = behavior.state === 'read';
     behavior.list(this.reading.eagerBytes);
     if (wasRead) for (const file of behavior.files) behavior.read(file.path);
@@ -533,14 +542,14 @@ export class ResultsFolder {
     if (behavior === undefined) {
       const added = new BehaviorState(behaviorName, path.dirname(filePath));
       run.behaviors.set(behaviorName, added);
-      this.listBehavior(run, added);
+      this.listBehavior(added);
       return [{ kind: 'runs' }];
     }
     // Being read: the background read goes on to the file's new end.
     if (behavior.state === 'reading') return [];
     // Listed: its glance (last step, tags) is taken again.
     if (behavior.state === 'listed') {
-      this.listBehavior(run, behavior);
+      this.listBehavior(behavior);
       return [{ kind: 'runs' }];
     }
     if (!behavior.files.some((file) => file.path === filePath)) behavior.files = eventFiles(behavior.dir);

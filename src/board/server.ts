@@ -82,6 +82,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     }
   });
   await listen(server, options);
+  let closed = false;
   folder.sampleInBackground();
   const heartbeat = setInterval(() => {
     for (const client of clients) client.write(': alive\n\n');
@@ -90,7 +91,9 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   // Served while the watcher takes its first look at the folder (long in a large one); what
   // changed before it looked is found by listing the folder once more when it is ready.
   const watcher = watchFolder(root, folder.eventFiles(), (files) => broadcast(files.flatMap((file) => folder.changed(file))));
-  void watcher.ready.then(() => broadcast(folder.refresh()));
+  void watcher.ready.then(() => {
+    if (!closed) broadcast(folder.refresh());
+  });
   const { port } = server.address() as AddressInfo;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   if (!isLoopbackAddress(options.host)) {
@@ -104,6 +107,8 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     url: `http://${shownHost}:${port}/`,
     folder,
     close: async () => {
+      closed = true;
+      folder.stop();
       clearInterval(heartbeat);
       for (const client of clients) client.end();
       await watcher.close();
