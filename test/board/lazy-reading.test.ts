@@ -138,6 +138,31 @@ describe('reading event files on demand', () => {
     expect(pending).toEqual([]);
   });
 
+  it('stops reading in the background once stopped (the board closed)', () => {
+    const results = tempDir('board-lazy-stop');
+    writeRun(results, 'big', 500);
+    const pending: Array<() => void> = [];
+    const updates: BoardUpdate[] = [];
+    const folder = new ResultsFolder(fs.realpathSync(results), (batch) => updates.push(...batch), { ...LAZY, schedule: (next) => pending.push(next) });
+    folder.load();
+    folder.points('big', 'Agent', TAGS[0], 100000);
+    folder.stop();
+    while (pending.length > 0) pending.shift()!();
+    expect(updates).toEqual([]);
+  });
+
+  it('finds, listing the folder again, a run that came before the folder was watched', () => {
+    const results = tempDir('board-lazy-refresh');
+    writeRun(results, 'first', 10);
+    const folder = new ResultsFolder(fs.realpathSync(results), () => undefined, LAZY);
+    folder.load();
+    writeRun(results, 'second', 10);
+    expect(folder.summaries().map((run) => run.name)).toEqual(['first']);
+    expect(folder.refresh()).toEqual([{ kind: 'runs' }]);
+    expect(folder.summaries().map((run) => run.name)).toEqual(['first', 'second']);
+    expect(folder.summaries()[1].behaviors[0]).toMatchObject({ name: 'Agent', lastStep: 1000, read: 0 });
+  });
+
   it('draws a sample in the page first, then every point once read, then live points', async () => {
     const results = tempDir('board-lazy-page');
     const points = 3000;
