@@ -19,6 +19,8 @@ const state = {
   series: new Map(),
   /** Series being fetched -> points updates that arrived meanwhile, applied once it is here. */
   loading: new Map(),
+  /** "run\0behavior" of the behaviors the server said it read whole. */
+  read: new Set(),
   /** tag -> { element, plot, key } */
   charts: new Map(),
   redrawQueued: new Set(),
@@ -95,6 +97,8 @@ async function loadRuns() {
   if (state.focused === null || !state.runs.some((run) => run.name === state.focused)) state.focused = state.runs[0]?.name ?? null;
   renderRuns();
   renderCharts();
+  // Reading progress as the list says it, should an update have come before the page listened.
+  for (const run of state.runs) for (const behavior of run.behaviors) behaviorRead({ run: run.name, behavior: behavior.name, read: behavior.read });
   // The focused run's details change with 'run' updates, not with points.
   if (state.focused !== focused) await loadDetails();
 }
@@ -228,6 +232,8 @@ async function loadSeries(run, behavior, tag, replace = false) {
   state.series.set(key, points);
   for (const update of waiting) appendPoints(update);
   queueRedraw(tag);
+  // Answered with a sample just before its behavior was read: the read was announced meanwhile.
+  if (points.sampled && state.read.has(`${run}\u0000${behavior}`)) loadSeries(run, behavior, tag, true);
 }
 
 /** TensorBoard's smoothing: an exponential moving average, debiased so that the first points are not pulled to 0. */
@@ -482,7 +488,12 @@ function appendPoints(update) {
 function behaviorRead(update) {
   const line = document.querySelector(`[data-reading="${CSS.escape(`${update.run}/${update.behavior}`)}"]`);
   if (line !== null) line.textContent = readingText(update.read);
-  if (update.read < 1) return;
+  const behaviorKey = `${update.run}\u0000${update.behavior}`;
+  if (update.read < 1) {
+    state.read.delete(behaviorKey);
+    return;
+  }
+  state.read.add(behaviorKey);
   for (const [key, series] of state.series) {
     const [run, behavior, tag] = key.split('\u0000');
     if (run === update.run && behavior === update.behavior && series.sampled) loadSeries(run, behavior, tag, true);
