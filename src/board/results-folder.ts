@@ -10,6 +10,13 @@
  *
  * Symbolic links are never followed. A file that cannot be read or parsed becomes a note of its
  * run, replaced once the file reads well again.
+ *
+ * Event files are read lazily, as a folder of long runs holds gigabytes of them. Listing a
+ * behavior reads only the first and last stretches of its files (its tags, its last steps); its
+ * first request for points answers at once with a sample spread over the whole run and starts
+ * reading every record in the background, a chunk at a time between requests, one behavior after
+ * another in the order asked. Once read, a behavior's files are followed as they grow. Small
+ * behaviors (the usual run) are read whole when listed.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -17,7 +24,7 @@ import { parse as parseYaml } from 'yaml';
 import { ENVIRONMENTS_FILE_NAME, type EnvironmentsStatus } from '../stats/environment-status';
 import { TIMERS_FILE_NAME, type TimerTree } from '../stats/timers';
 import { StatusType, TRAINING_STATUS_FILE_NAME, type ModelCheckpoint } from '../stats/training-status';
-import { EventFileTail } from './event-reader';
+import { EventFileTail, sampleScalars, type ScalarSink } from './event-reader';
 import { ScalarSeries, type SeriesPoints } from './scalar-series';
 
 export const EVENT_FILE_PREFIX = 'events.out.tfevents.';
@@ -26,9 +33,33 @@ const RUN_LOGS = 'run_logs';
 /** How many summaries back the steps/s of a live run is measured over. */
 const RATE_WINDOW = 10;
 
+export interface ReadingOptions {
+  /** A behavior whose event files hold at most this many bytes is read whole when listed. */
+  eagerBytes: number;
+  /** Bytes read at a time in the background, between which requests are answered. */
+  chunkBytes: number;
+  /** How a background chunk is put off until requests waiting were answered. */
+  schedule: (next: () => void) => void;
+}
+
+export const DEFAULT_READING: ReadingOptions = {
+  eagerBytes: 256 * 1024,
+  chunkBytes: 2 ** 20,
+  schedule: (next) => setImmediate(next),
+};
+
+/** Listing a behavior reads its first and last stretches of this size. */
+const GLANCE_BYTES = 32 * 1024;
+/** A sample served before a behavior is read: 64 stretches of 8 KiB spread over its files. */
+const SAMPLE_WINDOWS = 64;
+const SAMPLE_WINDOW_BYTES = 8 * 1024;
+
 /** Something the page must redraw. */
 export type BoardUpdate =
-  | { kind: 'points'; run: string; behavior: string; tag: string; points: SeriesPoints }
+  /** Points appended to a series; `from` is the index of the first (the series' length before). */
+  | { kind: 'points'; run: string; behavior: string; tag: string; from: number; points: SeriesPoints }
+  /** A behavior read in the background: `read` of its event bytes, 1 once every record is read. */
+  | { kind: 'reading'; run: string; behavior: string; read: number }
   /** The list of runs, behaviors or tags changed. */
   | { kind: 'runs' }
   /** A run's configuration, status, timers or environments changed. */
@@ -47,7 +78,10 @@ export interface CheckpointView {
 
 export interface BehaviorSummary {
   name: string;
-  tags: Array<{ tag: string; points: number }>;
+  /** Points per tag; null until the behavior's event files are read. */
+  tags: Array<{ tag: string; points: number | null }>;
+  /** The share of its event bytes read: 0 when only listed, 1 once read. */
+  read: number;
   lastStep: number;
   maxSteps: number | null;
   /** Over the last summaries; null before two summaries at different times. */
@@ -75,33 +109,130 @@ export interface RunDetail {
   notes: string[];
 }
 
+/** (step, wall time) of the last RATE_WINDOW summaries, in the order written: a new one whenever the step changes. */
+type Summaries = Array<[number, number]>;
+
+function noteSummary(summaries: Summaries, step: number, wallTime: number): void {
+  const last = summaries[summaries.length - 1];
+  if (last !== undefined && last[0] === step) return;
+  summaries.push([step, wallTime]);
+  if (summaries.length > RATE_WINDOW) summaries.shift();
+}
+
+/** A behavior's event files, from listed (a glance at their ends) through read in the background to read and followed. */
 class BehaviorState {
+  state: 'listed' | 'reading' | 'read' = 'listed';
+  /** Its event files in the order TensorBoard reads them, with their sizes when last listed. */
+  files: Array<{ path: string; size: number }> = [];
   readonly tails = new Map<string, EventFileTail>();
   readonly series = new Map<string, ScalarSeries>();
-  /** (step, wall time) of each summary, for steps/s. */
-  readonly summaries: Array<[number, number]> = [];
+  /** Of the records read, for steps/s and the last step. */
+  readonly summaries: Summaries = [];
+  /** Before it is read: the tags and summaries of the first and last stretches of its files. */
+  private glance: { tags: Set<string>; summaries: Summaries } = { tags: new Set(), summaries: [] };
+  /** Before it is read: points sampled over its whole run, made ahead or at the first request. */
+  private sampled: Map<string, ScalarSeries> | null = null;
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    readonly dir: string,
+  ) {}
+
+  /** Lists its event files again; a behavior not yet asked for takes a new glance at them. */
+  list(eagerBytes: number): void {
+    const before = this.files;
+    this.files = eventFiles(this.dir);
+    const unchanged = before.length === this.files.length && before.every((file, i) => file.path === this.files[i].path && file.size === this.files[i].size);
+    if (this.state !== 'listed' || (unchanged && before.length > 0)) return;
+    if (this.totalBytes <= eagerBytes) {
+      for (const file of this.files) this.read(file.path);
+      this.state = 'read';
+      return;
+    }
+    const glance = { tags: new Set<string>(), summaries: [] as Summaries };
+    sampleScalars(this.files, 2, GLANCE_BYTES, (tag, step, wallTime) => {
+      glance.tags.add(tag);
+      noteSummary(glance.summaries, step, wallTime);
+    });
+    this.glance = glance;
+    this.sampled = null;
+  }
+
+  get totalBytes(): number {
+    return this.files.reduce((sum, file) => sum + file.size, 0);
+  }
+
+  /** The share of its event bytes read. */
+  get readShare(): number {
+    if (this.state === 'read') return 1;
+    const total = this.totalBytes;
+    const read = [...this.tails.values()].reduce((sum, tail) => sum + tail.bytesRead, 0);
+    return total === 0 ? 0 : Math.min(1, read / total);
+  }
 
   /** Reads what was appended to the event file; per tag, how many points it had before. */
-  read(filePath: string): Map<string, number> {
+  read(filePath: string, maxBytes = Infinity): { before: Map<string, number>; atEnd: boolean } {
     let tail = this.tails.get(filePath);
     if (tail === undefined) {
       tail = new EventFileTail(filePath);
       this.tails.set(filePath, tail);
     }
     const before = new Map([...this.series].map(([tag, series]) => [tag, series.length]));
-    tail.read((tag, step, wallTime, value) => {
+    const atEnd = tail.read((tag, step, wallTime, value) => {
       let series = this.series.get(tag);
       if (series === undefined) {
         series = new ScalarSeries();
         this.series.set(tag, series);
       }
       series.push(step, wallTime, value);
-      const last = this.summaries[this.summaries.length - 1];
-      if (last === undefined || last[0] !== step) this.summaries.push([step, wallTime]);
-    });
-    return new Map([...this.series.keys()].map((tag) => [tag, before.get(tag) ?? 0]));
+      noteSummary(this.summaries, step, wallTime);
+    }, maxBytes);
+    return { before: new Map([...this.series.keys()].map((tag) => [tag, before.get(tag) ?? 0])), atEnd };
+  }
+
+  /**
+   * Reads about `maxBytes` more in the background: the first file not read to its end, listed
+   * anew at each call (a run goes on writing). True once every file was read to its end.
+   */
+  readChunk(maxBytes: number): boolean {
+    this.files = eventFiles(this.dir);
+    for (const file of this.files) {
+      const tail = this.tails.get(file.path);
+      if (tail !== undefined && tail.bytesRead >= file.size) continue;
+      if (!this.read(file.path, maxBytes).atEnd) return false;
+    }
+    return true;
+  }
+
+  /** The points of a tag: all of them once read, else a sample over the whole run (made once). */
+  seriesOf(tag: string): { series: ScalarSeries; sampled: boolean } | null {
+    if (this.state === 'read') {
+      const series = this.series.get(tag);
+      return series === undefined ? null : { series, sampled: false };
+    }
+    const series = this.sample().get(tag);
+    return series === undefined ? null : { series, sampled: true };
+  }
+
+  /** Points sampled over its whole run, per tag: made once, served until it is read. */
+  sample(): Map<string, ScalarSeries> {
+    if (this.sampled === null) {
+      const sampled = new Map<string, ScalarSeries>();
+      const sink: ScalarSink = (name, step, wallTime, value) => {
+        if (!sampled.has(name)) sampled.set(name, new ScalarSeries());
+        sampled.get(name)!.push(step, wallTime, value);
+      };
+      sampleScalars(this.files, SAMPLE_WINDOWS, SAMPLE_WINDOW_BYTES, sink);
+      this.sampled = sampled;
+    }
+    return this.sampled;
+  }
+
+  /** Its tags with their point counts (null before it is read). */
+  tags(): Array<{ tag: string; points: number | null }> {
+    if (this.state === 'read') return [...this.series].map(([tag, series]) => ({ tag, points: series.length }));
+    const names = new Set([...this.glance.tags, ...(this.sampled?.keys() ?? [])]);
+    return [...names].map((tag) => ({ tag, points: null }));
   }
 
   get notes(): string[] {
@@ -113,12 +244,17 @@ class BehaviorState {
     return notes;
   }
 
+  private get knownSummaries(): Summaries {
+    return this.state === 'read' ? this.summaries : this.glance.summaries;
+  }
+
   get lastStep(): number {
-    return this.summaries.length === 0 ? 0 : this.summaries[this.summaries.length - 1][0];
+    const summaries = this.knownSummaries;
+    return summaries.length === 0 ? 0 : summaries[summaries.length - 1][0];
   }
 
   stepsPerSecond(): number | null {
-    const window = this.summaries.slice(-RATE_WINDOW);
+    const window = this.knownSummaries;
     if (window.length < 2) return null;
     const [firstStep, firstTime] = window[0];
     const [lastStep, lastTime] = window[window.length - 1];
@@ -158,13 +294,60 @@ class RunState {
 
 export class ResultsFolder {
   private readonly runs = new Map<string, RunState>();
+  private readonly reading: ReadingOptions;
+  /** Behaviors to read in the background, the one being read first. */
+  private readonly queue: Array<{ run: RunState; behavior: BehaviorState }> = [];
+  /** Set once the board closes: nothing more is read in the background. */
+  private stopped = false;
 
-  /** `root` must be the real path of the results folder (no symbolic link in it). */
-  constructor(readonly root: string) {}
+  /**
+   * `root` must be the real path of the results folder (no symbolic link in it); `onUpdate` hears
+   * of what background reading changed.
+   */
+  constructor(
+    readonly root: string,
+    private readonly onUpdate: (updates: BoardUpdate[]) => void = () => undefined,
+    reading: Partial<ReadingOptions> = {},
+  ) {
+    this.reading = { ...DEFAULT_READING, ...reading };
+  }
 
-  /** Reads every run from scratch. */
+  /** Lists every run from scratch (reading only small behaviors whole). */
   load(): void {
     for (const name of subfolders(this.root)) this.addRun(name);
+  }
+
+  /**
+   * Samples the behaviors not yet read, one at a time between requests, in the order the page
+   * lists them: the page's first charts then need not wait for their samples.
+   */
+  sampleInBackground(): void {
+    const waiting = [...this.runs.values()].sort((a, b) => a.name.localeCompare(b.name)).flatMap((run) => [...run.behaviors.values()]);
+    const next = () => {
+      const behavior = waiting.shift();
+      if (behavior === undefined || this.stopped) return;
+      if (behavior.state !== 'read') behavior.sample();
+      this.reading.schedule(next);
+    };
+    this.reading.schedule(next);
+  }
+
+  /** Ends the background work. */
+  stop(): void {
+    this.stopped = true;
+    this.queue.length = 0;
+  }
+
+  /** Lists the folder again, for changes made before it was watched. */
+  refresh(): BoardUpdate[] {
+    const names = subfolders(this.root);
+    for (const name of this.runs.keys()) if (!names.includes(name)) this.runs.delete(name);
+    for (const name of names) {
+      const run = this.runs.get(name);
+      if (run === undefined) this.addRun(name);
+      else this.readBehaviors(run);
+    }
+    return [{ kind: 'runs' }];
   }
 
   /**
@@ -206,9 +389,9 @@ export class ResultsFolder {
     return [];
   }
 
-  /** Every event file read so far. */
+  /** Every event file listed. */
   eventFiles(): string[] {
-    return [...this.runs.values()].flatMap((run) => [...run.behaviors.values()].flatMap((behavior) => [...behavior.tails.keys()]));
+    return [...this.runs.values()].flatMap((run) => [...run.behaviors.values()].flatMap((behavior) => behavior.files.map((file) => file.path)));
   }
 
   summaries(): RunSummary[] {
@@ -223,7 +406,8 @@ export class ResultsFolder {
           const left = maxSteps === null || rate === null || rate <= 0 ? null : Math.max(0, maxSteps - behavior.lastStep) / rate;
           return {
             name: behavior.name,
-            tags: [...behavior.series].map(([tag, series]) => ({ tag, points: series.length })).sort((a, b) => a.tag.localeCompare(b.tag)),
+            tags: behavior.tags().sort((a, b) => a.tag.localeCompare(b.tag)),
+            read: behavior.readShare,
             lastStep: behavior.lastStep,
             maxSteps,
             stepsPerSecond: run.live ? rate : null,
@@ -272,11 +456,46 @@ export class ResultsFolder {
     };
   }
 
-  /** The points of one tag, at most about `maxPoints` of them; null when there is no such series. */
-  points(runName: string, behavior: string, tag: string, maxPoints: number): (SeriesPoints & { total: number }) | null {
-    const series = this.runs.get(runName)?.behaviors.get(behavior)?.series.get(tag);
-    if (series === undefined) return null;
-    return { ...series.overview(maxPoints), total: series.length };
+  /**
+   * The points of one tag, at most about `maxPoints` of them; null when there is no such series.
+   * A behavior not yet read answers with a sample over its run (`sampled`, no `total`; empty for
+   * a tag the sample missed) and is read in the background: a 'reading' update with `read` 1
+   * says when all its points can be asked for.
+   */
+  points(runName: string, behaviorName: string, tag: string, maxPoints: number): (SeriesPoints & { total: number | null; sampled: boolean }) | null {
+    const run = this.runs.get(runName);
+    const behavior = run?.behaviors.get(behaviorName);
+    if (run === undefined || behavior === undefined) return null;
+    if (behavior.state === 'listed') this.readInBackground(run, behavior);
+    const found = behavior.seriesOf(tag);
+    if (found === null) return behavior.state === 'read' ? null : { steps: [], wallTimes: [], values: [], total: null, sampled: true };
+    return { ...found.series.overview(maxPoints), total: found.sampled ? null : found.series.length, sampled: found.sampled };
+  }
+
+  private readInBackground(run: RunState, behavior: BehaviorState): void {
+    if (this.stopped) return;
+    behavior.state = 'reading';
+    this.queue.push({ run, behavior });
+    if (this.queue.length === 1) this.reading.schedule(() => this.readNextChunk());
+  }
+
+  /** One chunk of the first behavior in the queue; the next is put off so that requests go first. */
+  private readNextChunk(): void {
+    const next = this.queue[0];
+    if (next === undefined) return;
+    const { run, behavior } = next;
+    if (this.runs.get(run.name) !== run || run.behaviors.get(behavior.name) !== behavior) {
+      this.queue.shift(); // Its run or behavior went meanwhile.
+    } else {
+      const done = behavior.readChunk(this.reading.chunkBytes);
+      if (done) {
+        behavior.state = 'read';
+        this.queue.shift();
+      }
+      const reading: BoardUpdate = { kind: 'reading', run: run.name, behavior: behavior.name, read: behavior.readShare };
+      this.onUpdate(done ? [reading, { kind: 'runs' }] : [reading]);
+    }
+    if (this.queue.length > 0) this.reading.schedule(() => this.readNextChunk());
   }
 
   private addRun(name: string): void {
@@ -287,45 +506,62 @@ export class ResultsFolder {
     this.readBehaviors(run);
   }
 
-  /** Finds the run's behavior folders (those holding event files) and reads what is new in them. */
+  /** Finds the run's behavior folders (those holding event files), lists them and reads what is new in those read. */
   private readBehaviors(run: RunState): void {
     const present = new Set<string>();
     for (const name of subfolders(run.dir)) {
       if (name === RUN_LOGS) continue;
-      const files = eventFiles(path.join(run.dir, name));
-      if (files.length === 0) continue;
+      const dir = path.join(run.dir, name);
+      if (eventFiles(dir).length === 0) continue;
       present.add(name);
-      if (!run.behaviors.has(name)) run.behaviors.set(name, new BehaviorState(name));
-      for (const file of files) run.behaviors.get(name)!.read(file);
+      if (!run.behaviors.has(name)) run.behaviors.set(name, new BehaviorState(name, dir));
+      this.listBehavior(run.behaviors.get(name)!);
     }
     for (const name of run.behaviors.keys()) if (!present.has(name)) run.behaviors.delete(name);
   }
 
+  private listBehavior(behavior: BehaviorState): void {
+    const wasRead = behavior.state === 'read';
+    behavior.list(this.reading.eagerBytes);
+    if (wasRead) for (const file of behavior.files) behavior.read(file.path);
+  }
+
   private eventFileChanged(run: RunState, behaviorName: string, filePath: string): BoardUpdate[] {
-    let behavior = run.behaviors.get(behaviorName);
+    const behavior = run.behaviors.get(behaviorName);
     if (!isRealFile(filePath)) {
-      // An event file went (a rerun with --force deletes the old ones): read the behavior anew.
-      if (behavior?.tails.has(filePath)) {
+      // An event file went (a rerun with --force deletes the old ones): list the behavior anew.
+      if (behavior?.files.some((file) => file.path === filePath)) {
         run.behaviors.delete(behaviorName);
         this.readBehaviors(run);
+        const renewed = run.behaviors.get(behaviorName);
+        if (behavior.state !== 'listed' && renewed?.state === 'listed') this.readInBackground(run, renewed);
         return [{ kind: 'runs' }];
       }
       return [];
     }
-    const isNewBehavior = behavior === undefined;
     if (behavior === undefined) {
-      behavior = new BehaviorState(behaviorName);
-      run.behaviors.set(behaviorName, behavior);
+      const added = new BehaviorState(behaviorName, path.dirname(filePath));
+      run.behaviors.set(behaviorName, added);
+      this.listBehavior(added);
+      return [{ kind: 'runs' }];
     }
+    // Being read: the background read goes on to the file's new end.
+    if (behavior.state === 'reading') return [];
+    // Listed: its glance (last step, tags) is taken again.
+    if (behavior.state === 'listed') {
+      this.listBehavior(behavior);
+      return [{ kind: 'runs' }];
+    }
+    if (!behavior.files.some((file) => file.path === filePath)) behavior.files = eventFiles(behavior.dir);
     const tagsBefore = behavior.series.size;
     const updates: BoardUpdate[] = [];
-    for (const [tag, from] of behavior.read(filePath)) {
+    for (const [tag, from] of behavior.read(filePath).before) {
       const series = behavior.series.get(tag)!;
       if (series.length > from) {
-        updates.push({ kind: 'points', run: run.name, behavior: behaviorName, tag, points: series.pointsFrom(from) });
+        updates.push({ kind: 'points', run: run.name, behavior: behaviorName, tag, from, points: series.pointsFrom(from) });
       }
     }
-    if (isNewBehavior || behavior.series.size !== tagsBefore) updates.push({ kind: 'runs' });
+    if (behavior.series.size !== tagsBefore) updates.push({ kind: 'runs' });
     return updates;
   }
 
@@ -415,13 +651,19 @@ function subfolders(dir: string): string[] {
   }
 }
 
-/** The event files of a behavior's folder in the order TensorBoard reads them, links left out. */
-function eventFiles(dir: string): string[] {
-  return fs
-    .readdirSync(dir, { withFileTypes: true })
+/** The event files of a behavior's folder in the order TensorBoard reads them, with their sizes; links left out. */
+function eventFiles(dir: string): Array<{ path: string; size: number }> {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
     .filter((entry) => entry.isFile() && entry.name.startsWith(EVENT_FILE_PREFIX))
     .map((entry) => path.join(dir, entry.name))
-    .sort();
+    .sort()
+    .map((file) => ({ path: file, size: fs.lstatSync(file, { throwIfNoEntry: false })?.size ?? 0 }));
 }
 
 function isRealFolder(dir: string): boolean {

@@ -5,8 +5,9 @@
  *   /                         the page (src/board/page) and its assets, uPlot from node_modules
  *   /api/runs                 runs, behaviors, tags with their point counts, live progress, notes
  *   /api/run?run=R            configuration, checkpoints, lessons, ELO, timers, environments
- *   /api/scalars?run=R&behavior=B&tag=T&max=N   one tag's points (at most about N)
- *   /api/updates              Server-Sent Events: new points, and what else to fetch again
+ *   /api/scalars?run=R&behavior=B&tag=T&max=N   one tag's points (at most about N; a sample
+ *                             while the behavior is read in the background)
+ *   /api/updates              Server-Sent Events: new points, reading progress, what else to fetch again
  *   /files/<path>             a file inside the results folder (a checkpoint's .onnx)
  *
  * The results folder is watched (chokidar, on inotify): a change is read within a few
@@ -19,7 +20,7 @@ import * as path from 'path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from '../common/logger';
 import { isLoopbackAddress } from '../communicator/bind-address';
-import { EVENT_FILE_PREFIX, ResultsFolder, type BoardUpdate } from './results-folder';
+import { EVENT_FILE_PREFIX, ResultsFolder, type BoardUpdate, type ReadingOptions } from './results-folder';
 import { RefusedPath, fileInside } from './safe-path';
 
 /** The page's own files; found from src/board and from dist/board alike. */
@@ -50,6 +51,8 @@ export interface BoardOptions {
   logger: Logger;
   /** The flag that sets the port, named when the port is taken. */
   portFlag?: string;
+  /** How event files are read (tests make small files read lazily). */
+  reading?: Partial<ReadingOptions>;
 }
 
 export interface Board {
@@ -59,16 +62,18 @@ export interface Board {
   close(): Promise<void>;
 }
 
-/** Reads the results folder, starts watching it and serves the board; resolves once it listens. */
+/**
+ * Lists the results folder, serves the board and starts watching the folder; resolves once it listens.
+ * Large event files are read when the page first asks for their points (results-folder.ts).
+ */
 export async function startBoard(options: BoardOptions): Promise<Board> {
   const root = realFolder(options.resultsDir);
-  const folder = new ResultsFolder(root);
-  folder.load();
   const clients = new Set<http.ServerResponse>();
-  const watcher = watchFolder(root, folder.eventFiles(), (files) => {
-    const updates = files.flatMap((file) => folder.changed(file));
+  const broadcast = (updates: BoardUpdate[]) => {
     for (const text of updateMessages(updates)) for (const client of clients) client.write(text);
-  });
+  };
+  const folder = new ResultsFolder(root, broadcast, options.reading);
+  folder.load();
   const server = http.createServer((request, response) => {
     try {
       handle(request, response, folder, clients);
@@ -76,18 +81,19 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
       send(response, 500, 'text/plain; charset=utf-8', `The board failed on this request: ${(error as Error).message}`);
     }
   });
+  await listen(server, options);
+  let closed = false;
+  folder.sampleInBackground();
   const heartbeat = setInterval(() => {
     for (const client of clients) client.write(': alive\n\n');
   }, HEARTBEAT_MS);
   heartbeat.unref();
-  try {
-    await listen(server, options);
-    await watcher.ready;
-  } catch (error) {
-    clearInterval(heartbeat);
-    await watcher.close();
-    throw error;
-  }
+  // Served while the watcher takes its first look at the folder (long in a large one); what
+  // changed before it looked is found by listing the folder once more when it is ready.
+  const watcher = watchFolder(root, folder.eventFiles(), (files) => broadcast(files.flatMap((file) => folder.changed(file))));
+  void watcher.ready.then(() => {
+    if (!closed) broadcast(folder.refresh());
+  });
   const { port } = server.address() as AddressInfo;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   if (!isLoopbackAddress(options.host)) {
@@ -101,6 +107,8 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     url: `http://${shownHost}:${port}/`,
     folder,
     close: async () => {
+      closed = true;
+      folder.stop();
       clearInterval(heartbeat);
       for (const client of clients) client.end();
       await watcher.close();

@@ -64,7 +64,7 @@ describe('the board server', () => {
     expect(behavior).toMatchObject({ lastStep: 30000, maxSteps: 500000 });
 
     const reward = JSON.parse((await request(board, 'GET', `/api/scalars?run=${UPSTREAM_RUN}&behavior=3DBall&tag=${encodeURIComponent('Environment/Cumulative Reward')}`)).body.toString());
-    expect(reward).toEqual({ steps: UPSTREAM_STEPS, wallTimes: [1700000060, 1700000120, 1700000180], values: [0, 1, 2], total: 3 });
+    expect(reward).toEqual({ steps: UPSTREAM_STEPS, wallTimes: [1700000060, 1700000120, 1700000180], values: [0, 1, 2], total: 3, sampled: false });
 
     const detail = JSON.parse((await request(board, 'GET', `/api/run?run=${UPSTREAM_RUN}`)).body.toString());
     expect(detail.checkpoints).toEqual([

@@ -15,8 +15,12 @@ const state = {
   xAxis: 'step',
   smoothing: 0.6,
   tagFilter: '',
-  /** "run\0behavior\0tag" -> { steps, wallTimes, values, total } */
+  /** "run\0behavior\0tag" -> { steps, wallTimes, values, total, sampled } (sampled: the behavior is still being read) */
   series: new Map(),
+  /** Series being fetched -> points updates that arrived meanwhile, applied once it is here. */
+  loading: new Map(),
+  /** "run\0behavior" of the behaviors the server said it read whole. */
+  read: new Set(),
   /** tag -> { element, plot, key } */
   charts: new Map(),
   redrawQueued: new Set(),
@@ -28,6 +32,8 @@ window.board = {
   firstChartAt: null,
   /** When points pushed by the server were last drawn, in milliseconds since the epoch (the live delay). */
   pushedPointsDrawnAt: null,
+  /** How many series the page holds as samples, their behavior still being read. */
+  sampledSeries: () => [...state.series.values()].filter((series) => series.sampled).length,
   /** The points the page holds for one series, or null when it holds none. */
   points(run, behavior, tag) {
     const series = state.series.get(seriesKey(run, behavior, tag));
@@ -87,10 +93,14 @@ async function loadRuns() {
     if (state.selected.size < INITIAL_SELECTION) state.selected.add(run.name);
   }
   for (const name of [...state.selected]) if (!state.runs.some((run) => run.name === name)) state.selected.delete(name);
+  const focused = state.focused;
   if (state.focused === null || !state.runs.some((run) => run.name === state.focused)) state.focused = state.runs[0]?.name ?? null;
   renderRuns();
-  await renderCharts();
-  await loadDetails();
+  renderCharts();
+  // Reading progress as the list says it, should an update have come before the page listened.
+  for (const run of state.runs) for (const behavior of run.behaviors) behaviorRead({ run: run.name, behavior: behavior.name, read: behavior.read });
+  // The focused run's details change with 'run' updates, not with points.
+  if (state.focused !== focused) await loadDetails();
 }
 
 function renderRuns() {
@@ -119,6 +129,7 @@ function renderRuns() {
         element('button', { class: 'details', onclick: () => focus(run.name) }, 'details'),
         run.behaviors.map((behavior) => [
           element('div', { class: 'behavior' }, `${behavior.name}: step ${behavior.lastStep}${behavior.maxSteps ? ` of ${behavior.maxSteps}` : ''}`),
+          element('div', { class: 'reading', 'data-reading': `${run.name}/${behavior.name}` }, readingText(behavior.read)),
           run.live
             ? element(
                 'div',
@@ -131,6 +142,11 @@ function renderRuns() {
       ),
     ),
   ]);
+}
+
+/** What the page says of a behavior's event files being read in the background. */
+function readingText(read) {
+  return read > 0 && read < 1 ? `reading its event files: ${Math.floor(read * 100)}%` : '';
 }
 
 function focus(runName) {
@@ -168,7 +184,7 @@ function tagOrder(a, b) {
   return rank(a) - rank(b) || a.localeCompare(b);
 }
 
-async function renderCharts() {
+function renderCharts() {
   const tags = selectedTags();
   const container = document.getElementById('charts');
   for (const [tag, chart] of state.charts) {
@@ -181,25 +197,43 @@ async function renderCharts() {
   for (const tag of tags) {
     if (!state.charts.has(tag)) {
       const element_ = element('div', { class: 'chart', 'data-tag': tag }, element('h3', {}, tag), element('div', { class: 'sampled' }), element('div', { class: 'plot' }));
-      state.charts.set(tag, { element: element_, plot: null, key: '', drawn: {} });
+      state.charts.set(tag, { element: element_, plot: null, key: '', linesKey: null, drawn: {} });
     }
     container.append(state.charts.get(tag).element);
   }
-  // Each chart is drawn as soon as its own points arrived.
-  await Promise.all(
-    tags.map(async (tag) => {
-      await Promise.all(seriesOfTag(tag).map(({ run, behavior }) => loadSeries(run, behavior, tag)));
-      drawChart(tag);
-    }),
-  );
+  // A chart is drawn again only when its lines changed, and as each of its series arrives: a
+  // refresh of the runs list redraws nothing that has not changed.
+  for (const tag of tags) {
+    const lines = seriesOfTag(tag);
+    for (const { run, behavior } of lines) loadSeries(run, behavior, tag);
+    if (linesKey(lines) !== state.charts.get(tag).linesKey) queueRedraw(tag);
+  }
 }
 
-async function loadSeries(run, behavior, tag) {
+const linesKey = (lines) => lines.map(({ run, behavior }) => `${run}/${behavior}`).join('|');
+
+/**
+ * Fetches one series unless on its way or held (`replace`: held, but to be fetched anew; drawn
+ * as it is until then); points pushed meanwhile are kept and applied.
+ */
+async function loadSeries(run, behavior, tag, replace = false) {
   const key = seriesKey(run, behavior, tag);
-  if (state.series.has(key)) return;
-  const params = new URLSearchParams({ run, behavior, tag });
-  const points = await getJson(`/api/scalars?${params}`);
-  if (!state.series.has(key)) state.series.set(key, points);
+  if (state.loading.has(key) || (state.series.has(key) && !replace)) return;
+  state.loading.set(key, []);
+  let points = null;
+  try {
+    points = await getJson(`/api/scalars?${new URLSearchParams({ run, behavior, tag })}`);
+  } catch (error) {
+    console.warn(error); // Gone meanwhile: the next runs update says so.
+  }
+  const waiting = state.loading.get(key);
+  state.loading.delete(key);
+  if (points === null) return;
+  state.series.set(key, points);
+  for (const update of waiting) appendPoints(update);
+  queueRedraw(tag);
+  // Answered with a sample just before its behavior was read: the read was announced meanwhile.
+  if (points.sampled && state.read.has(`${run}\u0000${behavior}`)) loadSeries(run, behavior, tag, true);
 }
 
 /** TensorBoard's smoothing: an exponential moving average, debiased so that the first points are not pulled to 0. */
@@ -250,6 +284,7 @@ function drawChart(tag) {
   const uplotSeries = [{}];
   const sampled = [];
   chart.drawn = {};
+  chart.linesKey = linesKey(seriesOfTag(tag));
   for (const { run, behavior, color } of lines) {
     const points = state.series.get(seriesKey(run, behavior, tag));
     const xs = xValues(points);
@@ -259,7 +294,8 @@ function drawChart(tag) {
     uplotSeries.push({ label: `${label} (raw)`, stroke: `${color}40`, width: 1, spanGaps: true });
     uplotSeries.push({ label, stroke: color, width: 2, spanGaps: true });
     chart.drawn[label] = points.values.length;
-    if (points.total > points.values.length) sampled.push(`${label}: ${points.values.length} of ${points.total} points (shape kept)`);
+    if (points.sampled) sampled.push(`${label}: a sample of ${points.values.length} points while its event files are read`);
+    else if (points.total > points.values.length) sampled.push(`${label}: ${points.values.length} of ${points.total} points (shape kept)`);
   }
   chart.element.querySelector('.sampled').textContent = sampled.join('; ');
   if (tables.length === 0) return;
@@ -415,6 +451,8 @@ function listen() {
       appendPoints(update);
       // The live progress (steps/s, time left) moves with the points.
       reloadRunsSoon(500);
+    } else if (update.kind === 'reading') {
+      behaviorRead(update);
     } else if (update.kind === 'runs') {
       reloadRunsSoon(50);
     } else if (update.kind === 'run' && update.run === state.focused) {
@@ -423,14 +461,43 @@ function listen() {
   };
 }
 
+/**
+ * Appends pushed points from the series' end on: those it already holds (its fetch answered after
+ * they were written) are left out, and a gap (points missed) fetches the series again.
+ */
 function appendPoints(update) {
-  const series = state.series.get(seriesKey(update.run, update.behavior, update.tag));
-  if (series === undefined) return;
-  series.steps.push(...update.points.steps);
-  series.wallTimes.push(...update.points.wallTimes);
-  series.values.push(...update.points.values);
-  series.total += update.points.values.length;
+  const key = seriesKey(update.run, update.behavior, update.tag);
+  const series = state.series.get(key);
+  if (series === undefined || series.sampled) {
+    state.loading.get(key)?.push(update);
+    return;
+  }
+  if (update.from > series.total) {
+    loadSeries(update.run, update.behavior, update.tag, true);
+    return;
+  }
+  const skip = series.total - update.from;
+  series.steps.push(...update.points.steps.slice(skip));
+  series.wallTimes.push(...update.points.wallTimes.slice(skip));
+  series.values.push(...update.points.values.slice(skip));
+  series.total += Math.max(0, update.points.values.length - skip);
   queueRedraw(update.tag);
+}
+
+/** Progress of a behavior read in the background; once read, its sampled series are fetched whole. */
+function behaviorRead(update) {
+  const line = document.querySelector(`[data-reading="${CSS.escape(`${update.run}/${update.behavior}`)}"]`);
+  if (line !== null) line.textContent = readingText(update.read);
+  const behaviorKey = `${update.run}\u0000${update.behavior}`;
+  if (update.read < 1) {
+    state.read.delete(behaviorKey);
+    return;
+  }
+  state.read.add(behaviorKey);
+  for (const [key, series] of state.series) {
+    const [run, behavior, tag] = key.split('\u0000');
+    if (run === update.run && behavior === update.behavior && series.sampled) loadSeries(run, behavior, tag, true);
+  }
 }
 
 let runsReload = null;
