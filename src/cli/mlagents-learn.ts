@@ -58,7 +58,7 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
 
   const device = backendForTorchDevice(options.torch_settings.device);
   const requested = options.extras.backend !== 'auto' ? options.extras.backend : device.requested;
-  await selectBackend(requested, logger, device.options);
+  await selectBackend(requested, logger, { ...device.options, readsSynchronously: true });
 
   const env = options.env_settings;
   const seed = env.seed === -1 ? Math.floor(Math.random() * 10000) : env.seed;

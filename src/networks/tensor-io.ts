@@ -25,6 +25,42 @@ export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset =
   target.set(values, offset);
 }
 
+/** A gradient copy waiting for settleGradients(). */
+interface PendingWrite {
+  readonly values: tf.Tensor1D;
+  readonly target: Float32Array;
+  readonly offset: number;
+}
+
+const pendingWrites: PendingWrite[] = [];
+
+/**
+ * Copies a gradient tensor into `target` from `offset`: at once where the backend reads
+ * synchronously; on WebGPU (which reads only asynchronously in Node) at settleGradients(), all of
+ * a pass's gradients in one read, so that they leave the GPU once a pass rather than once a block.
+ */
+export function writeGradient(tensor: tf.Tensor, target: Float32Array, offset = 0): void {
+  if (tf.getBackend() !== 'webgpu') {
+    copyTensorInto(tensor, target, offset);
+    return;
+  }
+  pendingWrites.push({ values: tf.keep(tf.reshape(tensor, [-1])), target, offset });
+}
+
+/** Completes the gradient copies writeGradient() left waiting (none off WebGPU). */
+export async function settleGradients(): Promise<void> {
+  const writes = pendingWrites.splice(0);
+  if (writes.length === 0) return;
+  const joined = tf.concat(writes.map((write) => write.values));
+  const values = (await joined.data()) as Float32Array;
+  let start = 0;
+  for (const { values: tensor, target, offset } of writes) {
+    target.set(values.subarray(start, start + tensor.size), offset);
+    start += tensor.size;
+  }
+  tf.dispose([joined, ...writes.map((write) => write.values)]);
+}
+
 /** A float32 tensor's values as a new array (in the tensor's row-major order). */
 export function tensorValues(tensor: tf.Tensor): Float32Array {
   const values = new Float32Array(tensor.size);

@@ -20,7 +20,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto, tensorValues, transposeInto } from '../tensor-io';
+import { copyTensorInto, tensorValues, transposeInto, writeGradient } from '../tensor-io';
 import { swishBackward } from './activations';
 import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, TracedParameters, TracedPass, blockValues } from './layer';
 
@@ -138,8 +138,8 @@ export class Dense implements Layer {
   backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null {
     const { input: x, gate, output } = keptPass(this.kept);
     const dz = (gate === null ? outputGradient : swishBackward(outputGradient, gate, output!)) as tf.Tensor2D;
-    copyTensorInto(tf.matMul(tf.transpose(dz), x), source.gradient, this.weightOffset);
-    copyTensorInto(tf.sum(dz, 0), source.gradient, this.biasOffset);
+    writeGradient(tf.matMul(tf.transpose(dz), x), source.gradient, this.weightOffset);
+    writeGradient(tf.sum(dz, 0), source.gradient, this.biasOffset);
     if (!needInput) return null;
     const { weight, transposed } = this.weightTensors(source);
     // XNNPACK copies a product's right operand into its own layout once per new tensor (here, per
@@ -163,8 +163,8 @@ export class Dense implements Layer {
   backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean, inputRows?: tf.Tensor2D): tf.Tensor2D | null {
     const { input: x, gate, output } = keptPass(this.kept);
     const dz = (gate === null ? outputGradient : swishBackward(outputGradient, gate, output!)) as tf.Tensor2D;
-    copyTensorInto(tf.matMul(dz, inputRows ?? tf.transpose(x)), source.gradient, this.weightOffset);
-    copyTensorInto(tf.sum(dz, 1), source.gradient, this.biasOffset);
+    writeGradient(tf.matMul(dz, inputRows ?? tf.transpose(x)), source.gradient, this.weightOffset);
+    writeGradient(tf.sum(dz, 1), source.gradient, this.biasOffset);
     return needInput ? (tf.matMul(this.weightTensors(source).transposed, dz) as tf.Tensor2D) : null;
   }
 

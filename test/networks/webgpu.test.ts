@@ -1,0 +1,109 @@
+/**
+ * The WebGPU backend, checked where there is no GPU: on SwiftShader, the CPU Vulkan driver of
+ * Debian's chromium (scripts/ensure-chromium.sh installs it), through scripts/with-swiftshader.sh
+ * in child processes (Vulkan's loader is found through LD_LIBRARY_PATH, read at process start).
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import * as tf from '@tensorflow/tfjs';
+import { memoryLogger } from '../../src/common/logger';
+import { selectBackend } from '../../src/networks/backend';
+import { expectCloseToScale } from '../helpers/expect-close';
+import type { PassesFile } from './fixtures/webgpu-passes';
+
+const ROOT = path.resolve(__dirname, '../..');
+const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
+const hasSwiftShader = fs.existsSync(SWIFTSHADER);
+if (!hasSwiftShader) console.warn(`Skipping the SwiftShader checks: ${SWIFTSHADER} is absent (run scripts/ensure-chromium.sh).`);
+const onSwiftShader = hasSwiftShader ? it : it.skip;
+
+/** Runs a fixture script with tsx under SwiftShader; returns its stdout. */
+function runOnSwiftShader(script: string, args: string[]): string {
+  const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  const result = spawnSync(path.join(ROOT, 'scripts', 'with-swiftshader.sh'), [process.execPath, tsx, path.join(__dirname, 'fixtures', script), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
+  if (result.status !== 0) throw new Error(`${script} failed (${result.status ?? result.signal}):\n${result.stderr}`);
+  return result.stdout;
+}
+
+interface Selection {
+  readonly request: string;
+  readonly selected: string;
+  readonly tfjs: string;
+  readonly log: string[];
+}
+
+describe('modules on WebGPU (SwiftShader) against wasm', () => {
+  // Largest difference measured: 8.5e-7 of the largest value (the hypernetwork's input gradient).
+  const TOLERANCE = 1e-5;
+
+  onSwiftShader(
+    'every module that reads nothing mid-pass gives wasm\'s output, input gradient and parameter gradient, its gradients read back once',
+    () => {
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-')), 'passes.json');
+      runOnSwiftShader('webgpu-passes.ts', ['webgpu-software', file]);
+      const passes = JSON.parse(fs.readFileSync(file, 'utf8')) as PassesFile;
+      expect(passes.backend).toBe('webgpu');
+      expect(passes.log).toEqual([expect.stringMatching(/^Running the models on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, software\.$/)]);
+      expect(Object.keys(passes.compared)).toEqual(Object.keys(passes.wasm));
+      for (const [name, wasm] of Object.entries(passes.wasm)) {
+        const gpu = passes.compared[name];
+        expectCloseToScale(gpu.output, wasm.output, `${name}: output`, TOLERANCE);
+        expectCloseToScale(gpu.inputGradient, wasm.inputGradient, `${name}: input gradient`, TOLERANCE);
+        expectCloseToScale(gpu.gradient, wasm.gradient, `${name}: parameter gradient`, TOLERANCE);
+        // Every block's gradient in one read: none for a module without parameters.
+        expect([name, passes.gradientDownloads[name]]).toEqual([name, wasm.gradient.length > 0 ? 1 : 0]);
+      }
+      expect(passes.wasm['nature_cnn encoder'].gradient.some((g) => g !== 0)).toBe(true);
+    },
+    300_000,
+  );
+});
+
+describe('choosing WebGPU', () => {
+  onSwiftShader('auto refuses the software adapter, a name takes it, and training falls back to wasm in one line', () => {
+    const selections = JSON.parse(runOnSwiftShader('select-backends.ts', ['auto', 'webgpu', 'webgpu-software', 'webgpu-software:sync'])) as Selection[];
+    const [auto, webgpu, software, training] = selections;
+    expect([auto.selected, auto.tfjs]).toEqual(['wasm', 'wasm']);
+    expect(auto.log).toContain(
+      'info: Backend webgpu: the only WebGPU adapter is a software one (google swiftshader (SwiftShader driver 5.0.0, swiftshader-device-subzero-), software), slower than wasm; --backend webgpu-software takes it',
+    );
+    expect(webgpu.selected).toBe('wasm');
+    expect(webgpu.log).toEqual([
+      expect.stringMatching(/^warning: The webgpu backend cannot run \(the only WebGPU adapter is a software one \(google swiftshader .*--backend webgpu-software takes it\): running the models on wasm instead\.$/),
+      'info: Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).',
+    ]);
+    expect([software.selected, software.tfjs]).toEqual(['webgpu-software', 'webgpu']);
+    expect(training.selected).toBe('wasm');
+    expect(training.log[0]).toMatch(
+      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, but the updates read the GPU synchronously mid-pass, which tfjs's webgpu backend cannot do in Node yet\): running the models on wasm instead\.$/,
+    );
+  }, 120_000);
+
+  it('with no adapter, webgpu falls back to wasm with one line saying why', async () => {
+    const previous = process.env.VK_ICD_FILENAMES;
+    // A driver list naming no driver: Vulkan finds no device, whatever this machine has.
+    process.env.VK_ICD_FILENAMES = path.join(os.tmpdir(), 'no-such-driver.json');
+    try {
+      const logger = memoryLogger();
+      expect((await selectBackend('webgpu', logger)).name).toBe('wasm');
+      expect(tf.getBackend()).toBe('wasm');
+      expect(logger.lines).toEqual([
+        {
+          level: 'warning',
+          message:
+            'The webgpu backend cannot run (no WebGPU adapter found (no GPU driver Dawn can use: Vulkan, Metal or Direct3D 12)): running the models on wasm instead.',
+        },
+        { level: 'info', message: 'Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).' },
+      ]);
+    } finally {
+      if (previous === undefined) delete process.env.VK_ICD_FILENAMES;
+      else process.env.VK_ICD_FILENAMES = previous;
+    }
+  });
+});
