@@ -35,7 +35,7 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { ReadingPass, gradientsSettled, runPass, tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, gradientsSettled, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
 import type { EntityObservation } from './encoders/entity-attention';
@@ -399,10 +399,10 @@ export class ActorCritic {
     sequences?: SequenceMemories,
     actorOnly = false,
   ): { gradient: Float32Array; loss: T } {
-    return runPass(this.gradientPass(observations, count, loss, sequences, actorOnly));
+    return runPass(scoped(this.gradientPass(observations, count, loss, sequences, actorOnly)));
   }
 
-  /** computeGradient() as a reading pass (tensor-io.ts), for the backends that read asynchronously. */
+  /** computeGradient() as a reading pass (tensor-io.ts), for the backends that read asynchronously; run it scoped(). */
   *gradientPass<T>(
     observations: readonly Float32Array[],
     count: number,

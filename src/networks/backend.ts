@@ -49,13 +49,17 @@ const BACKENDS: Record<BackendName, BackendInfo> = {
 
 /** The backend selectBackend activated last; null before the first selection. */
 let selected: BackendName | null = null;
+/** The WebGPU backend a training run's updates run on, in their own thread (null: on `selected`). */
+let updatesOn: BackendName | null = null;
 
-/**
- * The backend the models run on: the one selectBackend activated, or tfjs's own default (cpu)
- * when none was selected. A worker thread starts on this one too.
- */
+/** The backend the models run on: the one selectBackend activated, or tfjs's own default (cpu) when none was selected. */
 export function selectedBackend(): BackendName {
   return selected ?? 'cpu';
+}
+
+/** The backend PPO's update thread starts on: the WebGPU backend chosen for a training run's updates, else selectedBackend(). */
+export function updateBackend(): BackendName {
+  return updatesOn ?? selectedBackend();
 }
 
 /** A backend that was asked for by name and cannot run here. */
@@ -72,10 +76,12 @@ export interface BackendSelectionOptions {
   /** false keeps 'auto' off the GPU (what --torch-device cpu asks for). */
   readonly allowGpu?: boolean;
   /**
-   * true when the models' passes will read tensors synchronously mid-pass, as training does
-   * today: tfjs's webgpu backend cannot in Node (webgpu.ts), so WebGPU is then passed over.
+   * Set for a training run: why its updates cannot run on WebGPU, or null when they can (PPO's,
+   * in its update thread: see updateBackend()). Acting reads its actions back at every step, which
+   * tfjs's webgpu backend cannot do synchronously in Node, so a WebGPU backend chosen for a
+   * training run takes the updates only, and the main thread acts on wasm.
    */
-  readonly readsSynchronously?: boolean;
+  readonly gpuUpdatesRefusal?: string | null;
 }
 
 /**
@@ -129,10 +135,17 @@ export async function selectBackend(
 
 /** Records and logs the backend that now runs the models. */
 function chosen(name: BackendName, logger: Logger): SelectedBackend {
-  selected = name;
   const { packageName } = BACKENDS[name];
-  const adapter = WEBGPU_ADAPTERS[name] === undefined ? '' : ` on ${webGpuAdapter}`;
-  logger.info(`Running the models on the ${name} backend (${packageName})${adapter}.`);
+  if (WEBGPU_ADAPTERS[name] === undefined) {
+    selected = name;
+    updatesOn = null;
+    logger.info(`Running the models on the ${name} backend (${packageName}).`);
+  } else if (updatesOn === name) {
+    logger.info(`Running the updates on the ${name} backend (${packageName}) on ${webGpuAdapter}, in the update thread; acting on the wasm backend.`);
+  } else {
+    selected = name;
+    logger.info(`Running the models on the ${name} backend (${packageName}) on ${webGpuAdapter}.`);
+  }
   return { name, packageName };
 }
 
@@ -172,11 +185,18 @@ async function activate(name: BackendName, options: BackendSelectionOptions): Pr
   const { packageName, tfjsName } = BACKENDS[name];
   const adapterKind = WEBGPU_ADAPTERS[name];
   if (adapterKind !== undefined) {
-    const started = await activateWebGpu(adapterKind, options.readsSynchronously !== true);
+    const training = options.gpuUpdatesRefusal !== undefined;
+    const started = await activateWebGpu(adapterKind, !training);
     if ('failure' in started) return started.failure;
     webGpuAdapter = adapterLine(started.adapter);
-    if (options.readsSynchronously !== true) return null;
-    return `found the adapter ${webGpuAdapter}, but the updates read the GPU synchronously mid-pass, which tfjs's webgpu backend cannot do in Node yet`;
+    if (!training) return null;
+    if (options.gpuUpdatesRefusal !== null) return `found the adapter ${webGpuAdapter}, but ${options.gpuUpdatesRefusal}`;
+    // The update thread starts WebGPU on its own; this thread acts on wasm.
+    const actingFailure = await activate('wasm', {});
+    if (actingFailure !== null) return `acting needs the wasm backend: ${actingFailure}`;
+    selected = 'wasm';
+    updatesOn = name;
+    return null;
   }
   if (name === 'tensorflow' || name === 'tensorflow-gpu') {
     const loadFailure = requireOptional(packageName);

@@ -50,33 +50,38 @@ export function* gradientsSettled(): ReadingPass<void> {
   yield SETTLE_GRADIENTS;
 }
 
-/** Runs a reading pass, each read at once; its tensors are freed when it ends. */
+/** Runs a reading pass, each read at once. */
 export function runPass<T>(pass: ReadingPass<T>): T {
-  tf.engine().startScope();
-  try {
-    let step = pass.next();
-    // Gradient writes are already in place on these backends.
-    while (!step.done) step = pass.next(step.value === SETTLE_GRADIENTS ? new Float32Array(0) : tensorValues(step.value));
-    return step.value;
-  } finally {
-    tf.engine().endScope();
-  }
+  let step = pass.next();
+  // Gradient writes are already in place on these backends.
+  while (!step.done) step = pass.next(step.value === SETTLE_GRADIENTS ? new Float32Array(0) : tensorValues(step.value));
+  return step.value;
 }
 
-/** Runs a reading pass, each read awaited; its tensors are freed when it ends. */
+/** Runs a reading pass, each read awaited. */
 export async function runPassAsync<T>(pass: ReadingPass<T>): Promise<T> {
+  let step = pass.next();
+  while (!step.done) {
+    if (step.value === SETTLE_GRADIENTS) {
+      await settleGradients();
+      step = pass.next(new Float32Array(0));
+    } else {
+      step = pass.next(Float32Array.from((await step.value.data()) as Float32Array));
+    }
+  }
+  return step.value;
+}
+
+/** A reading pass of work that reads synchronously (it runs on the backends that can). */
+export function* passReadingNothing<T>(compute: () => T): ReadingPass<T> {
+  return compute();
+}
+
+/** A reading pass whose tensors are freed when it ends (tf.tidy, which cannot span an await). */
+export function* scoped<T>(pass: ReadingPass<T>): ReadingPass<T> {
   tf.engine().startScope();
   try {
-    let step = pass.next();
-    while (!step.done) {
-      if (step.value === SETTLE_GRADIENTS) {
-        await settleGradients();
-        step = pass.next(new Float32Array(0));
-      } else {
-        step = pass.next(Float32Array.from((await step.value.data()) as Float32Array));
-      }
-    }
-    return step.value;
+    return yield* pass;
   } finally {
     tf.engine().endScope();
   }

@@ -36,6 +36,7 @@ interface Selection {
   readonly request: string;
   readonly selected: string;
   readonly tfjs: string;
+  readonly updates: string;
   readonly log: string[];
 }
 
@@ -88,9 +89,9 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
 });
 
 describe('choosing WebGPU', () => {
-  onSwiftShader('auto refuses the software adapter, a name takes it, and training falls back to wasm in one line', () => {
-    const selections = JSON.parse(runOnSwiftShader('select-backends.ts', ['auto', 'webgpu', 'webgpu-software', 'webgpu-software:sync'])) as Selection[];
-    const [auto, webgpu, software, training] = selections;
+  onSwiftShader('auto refuses the software adapter, a name takes it, and a training run updates on it while acting on wasm', () => {
+    const requests = ['auto', 'webgpu', 'webgpu-software', 'webgpu-software:train', 'webgpu-software:refuse'];
+    const [auto, webgpu, software, training, refused] = JSON.parse(runOnSwiftShader('select-backends.ts', requests)) as Selection[];
     expect([auto.selected, auto.tfjs]).toEqual(['wasm', 'wasm']);
     expect(auto.log).toContain(
       'info: Backend webgpu: the only WebGPU adapter is a software one (google swiftshader (SwiftShader driver 5.0.0, swiftshader-device-subzero-), software), slower than wasm; --backend webgpu-software takes it',
@@ -100,10 +101,15 @@ describe('choosing WebGPU', () => {
       expect.stringMatching(/^warning: The webgpu backend cannot run \(the only WebGPU adapter is a software one \(google swiftshader .*--backend webgpu-software takes it\): running the models on wasm instead\.$/),
       'info: Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).',
     ]);
-    expect([software.selected, software.tfjs]).toEqual(['webgpu-software', 'webgpu']);
-    expect(training.selected).toBe('wasm');
-    expect(training.log[0]).toMatch(
-      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, but the updates read the GPU synchronously mid-pass, which tfjs's webgpu backend cannot do in Node yet\): running the models on wasm instead\.$/,
+    expect([software.selected, software.tfjs, software.updates]).toEqual(['webgpu-software', 'webgpu', 'webgpu-software']);
+    // A training run: this thread acts on wasm, the update thread starts WebGPU.
+    expect([training.selected, training.tfjs, training.updates]).toEqual(['webgpu-software', 'wasm', 'webgpu-software']);
+    expect(training.log).toEqual([
+      expect.stringMatching(/^info: Running the updates on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, software, in the update thread; acting on the wasm backend\.$/),
+    ]);
+    expect([refused.selected, refused.tfjs, refused.updates]).toEqual(['wasm', 'wasm', 'wasm']);
+    expect(refused.log[0]).toMatch(
+      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.trainer_type is sac\): running the models on wasm instead\.$/,
     );
   }, 120_000);
 

@@ -30,6 +30,7 @@ import { ExtrinsicRewardProvider } from '../reward-signals/extrinsic';
 import { createRewardProviders } from '../reward-signals/registry';
 import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { minibatchOf, trainOnBuffer } from '../ppo/update';
+import { passReadingNothing, runPass } from '../../networks/tensor-io';
 import { ModelPolicy, REWARD_BUFFER_LENGTH, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import { Trajectory } from '../trajectory';
 import { PocaMinibatch, PocaOptimizer } from './optimizer';
@@ -86,9 +87,9 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
     if (!this.shouldStillTrain || this.updateBuffer.numExperiences <= this.hyperparameters.buffer_size) return false;
     let means;
     try {
-      means = trainOnBuffer(this.updateBuffer, { ...this.hyperparameters, sequenceLength: this.sequenceLength }, this.optimizer, () => this.random.next(), this.step, (batch) => ({
-        ...this.optimizer.update(this.minibatchOf(batch), this.step),
-      }));
+      means = runPass(trainOnBuffer(this.updateBuffer, { ...this.hyperparameters, sequenceLength: this.sequenceLength }, this.optimizer, () => this.random.next(), this.step, (batch) =>
+        passReadingNothing(() => ({ ...this.optimizer.update(this.minibatchOf(batch), this.step) })),
+      ));
     } catch (error) {
       throw this.behaviorLossError(error);
     }

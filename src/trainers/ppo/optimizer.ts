@@ -7,7 +7,7 @@
 import type { PPOSettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
-import { ReadingPass, runPass, runPassAsync } from '../../networks/tensor-io';
+import { ReadingPass, runPass, scoped } from '../../networks/tensor-io';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { CheckpointedOptimizer } from '../optimizer-checkpoint';
 import { decayedValue } from '../../networks/schedule';
@@ -90,18 +90,16 @@ export class PpoOptimizer extends CheckpointedOptimizer {
     return runPass(this.updatePass(batch, step));
   }
 
-  /** update() on a backend that reads only asynchronously (WebGPU in Node). */
-  updateAsync(batch: PpoMinibatch, step: number): Promise<PpoUpdateStats> {
-    return runPassAsync(this.updatePass(batch, step));
-  }
-
-  private *updatePass(batch: PpoMinibatch, step: number): ReadingPass<PpoUpdateStats> {
+  /** update() as a reading pass (tensor-io.ts): runPassAsync runs it on WebGPU. */
+  *updatePass(batch: PpoMinibatch, step: number): ReadingPass<PpoUpdateStats> {
     checkMinibatch(batch, this.model);
     const { learningRate, epsilon, beta } = this.scheduleAt(step);
     const model = this.model;
-    const { gradient, loss } = yield* model.gradientPass(batch.observations, batch.count, (outputs, gradients) =>
-      ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients),
-      batch.sequences,
+    const { gradient, loss } = yield* scoped(
+      model.gradientPass(batch.observations, batch.count, (outputs, gradients) =>
+        ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients),
+        batch.sequences,
+      ),
     );
     const { policyLoss, valueLoss, loss: total } = loss;
     if (!Number.isFinite(total)) {

@@ -1,12 +1,12 @@
 /**
  * The main thread's side of a threaded PPO trainer's update worker (./update-worker.ts): starts
- * the worker on the backend the main thread runs, hands it one update at a time, and turns a
+ * the worker on the backend the trainer gives (backend.ts's updateBackend()), hands it one update at a time, and turns a
  * worker that fails or exits into an error naming the behavior, so that a waiting trainer never hangs.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { selectedBackend } from '../../networks/backend';
+import type { BackendName } from '../../networks/backend';
 import { UpdateReply, UpdateRequest, UpdateWorkerSetup } from './update-protocol';
 
 /** The update worker failed or ended while the trainer still needed it. */
@@ -28,9 +28,10 @@ export class PpoUpdateThread {
 
   constructor(
     private readonly behaviorName: string,
+    backend: BackendName,
     setup: Omit<UpdateWorkerSetup, 'backend'>,
   ) {
-    this.worker = new Worker(updateWorkerScript(), { workerData: { ...setup, backend: selectedBackend() } });
+    this.worker = new Worker(updateWorkerScript(), { workerData: { ...setup, backend } });
     // An idle worker does not keep the process alive; one with an update in flight does.
     this.worker.unref();
     this.worker.on('message', (reply: UpdateReply) => this.settle((w) => w.resolve(reply)));

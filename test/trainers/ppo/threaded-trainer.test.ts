@@ -295,7 +295,7 @@ describe('PpoTrainer with threaded: true', () => {
 describe('PpoUpdateThread', () => {
   it('turns a worker that fails into an error naming the behavior, not a hang', async () => {
     // A visual observation: the worker cannot build these networks, so it fails as it starts.
-    const updater = new PpoUpdateThread('Crashing', {
+    const updater = new PpoUpdateThread('Crashing', 'wasm', {
       behaviorName: 'Crashing',
       observationSpecs: [
         { shape: [8, 8, 3], dimensionProperty: [], observationType: ObservationType.DEFAULT, name: 'camera' },

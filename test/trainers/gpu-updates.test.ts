@@ -1,0 +1,36 @@
+import { ActionSpec, DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
+import { gpuUpdatesRefusal, ppoUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
+import { load } from '../config/config-helpers';
+import { behavior, visualObservation } from '../networks/model-fixtures';
+
+const THREADED_PPO = 'behaviors:\n  Ball:\n    trainer_type: ppo\n    threaded: true\n';
+
+describe('gpuUpdatesRefusal', () => {
+  it('takes threaded PPO without memory on the extrinsic reward', () => {
+    expect(gpuUpdatesRefusal(load(THREADED_PPO).options)).toBeNull();
+  });
+
+  it.each([
+    ['behaviors:\n  Ball:\n    trainer_type: sac\n', 'behaviors.Ball.trainer_type is sac'],
+    ['behaviors:\n  Ball:\n    trainer_type: ppo\n', 'behaviors.Ball.threaded is false'],
+    [`${THREADED_PPO}    network_settings:\n      memory:\n        memory_size: 16\n`, 'behaviors.Ball.network_settings.memory is set'],
+    [`${THREADED_PPO}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`, 'behaviors.Ball.reward_signals.curiosity is set'],
+    [`${THREADED_PPO}default_settings:\n  trainer_type: poca\n`, 'default_settings.trainer_type is poca'],
+  ])('names the setting that keeps the updates off WebGPU', (yaml, setting) => {
+    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's updates in their thread, without memory, on the extrinsic reward)`);
+  });
+
+  it('refuses --inference: it runs no updates', () => {
+    expect(gpuUpdatesRefusal(load(THREADED_PPO, '--inference').options)).toBe('--inference runs no updates');
+  });
+});
+
+describe('ppoUpdatesOnGpuRefusal', () => {
+  it('takes vector observations and refuses images and goal signals, naming the observation', () => {
+    expect(ppoUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)))).toBeNull();
+    const camera = { observationSpecs: [visualObservation(3, 36, 36)], actionSpec: ActionSpec.createDiscrete([3]) };
+    expect(ppoUpdatesOnGpuRefusal(camera)).toBe('its observation camera3x36x36 (3x36x36) is not a plain vector: only vector observations update on WebGPU yet');
+    const goal = { shape: [2], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.GOAL_SIGNAL, name: 'goal' };
+    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] })).toMatch(/^its observation goal \(2\) is not a plain vector/);
+  });
+});
