@@ -419,7 +419,8 @@ export class ActorCritic {
     if (networks.length < this.networks.length) gradient.fill(0);
     const source = this.parameterSource;
     const vectorRows = this.normalizedInputs(observations, count);
-    const rows = networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, true));
+    const rows: Float32Array[] = [];
+    for (const { body } of networks) rows.push(yield* body.encodeObservations(observations, vectorRows, count, source, true));
     // Networks without encoders share one input: transposed and uploaded once.
     const rowTensors = new Map<Float32Array, tf.Tensor2D>();
     const columnTensors = new Map<Float32Array, tf.Tensor2D>();
@@ -525,7 +526,7 @@ export class ActorCritic {
 
   /** What `body`'s LinearEncoder takes in for `count` agents (count x inputSize). */
   private bodyInputs(body: NetworkBody, observations: readonly Float32Array[], count: number): Float32Array {
-    return body.encodeObservations(observations, this.normalizedInputs(observations, count), count, this.parameterSource, false);
+    return runPass(body.encodeObservations(observations, this.normalizedInputs(observations, count), count, this.parameterSource, false));
   }
 
   /**
@@ -559,7 +560,7 @@ export class ActorCritic {
     const source = this.parameterSource;
     const vectorRows = this.normalizedInputs(observations, count);
     // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
-    const encode = () => networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, false));
+    const encode = () => networks.map(({ body }) => runPass(body.encodeObservations(observations, vectorRows, count, source, false)));
     const inputs = this.layout.hasEncoders ? tf.tidy(encode) : encode();
     const multiplyAdds = networks.reduce((total, { body, head }) => total + body.bodyEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
     const p = this.parameters;

@@ -2,11 +2,12 @@
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
  * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update of a policy without
- * memory, trained on its extrinsic reward, in its update thread. The observations a behavior
+ * memory, trained on its extrinsic reward, in its update thread, on vector and image observations. The observations a behavior
  * sends are known only once it connects: ppoUpdatesOnGpuRefusal checks them then.
  */
 import type { RunOptions, TrainerSettings } from '../config/settings';
 import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
+import { isVariableLength } from '../networks/encoders/body-input';
 
 /** Why this run's updates cannot run on WebGPU, naming the setting; null when they can. */
 export function gpuUpdatesRefusal(options: RunOptions): string | null {
@@ -22,8 +23,9 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
 
 /** Why a behavior's observations keep its PPO updates off WebGPU, or null. */
 export function ppoUpdatesOnGpuRefusal(spec: BehaviorSpec): string | null {
-  const other = spec.observationSpecs.find((observation) => observation.shape.length !== 1 || observation.observationType !== ObservationType.DEFAULT);
-  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a plain vector: only vector observations update on WebGPU yet`;
+  // Images go through their encoders; variable-length observations' attention and goal signals' hypernetwork still read mid-pass.
+  const other = spec.observationSpecs.find((observation) => isVariableLength(observation) || observation.observationType !== ObservationType.DEFAULT);
+  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update on WebGPU yet`;
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {

@@ -1,7 +1,7 @@
-import { ActionSpec, DimensionProperty, ObservationType } from '../../src/env/behavior-spec';
+import { ActionSpec, ObservationType } from '../../src/env/behavior-spec';
 import { gpuUpdatesRefusal, ppoUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
 import { load } from '../config/config-helpers';
-import { behavior, visualObservation } from '../networks/model-fixtures';
+import { behavior, entityObservation, vectorObservation, visualObservation } from '../networks/model-fixtures';
 
 const THREADED_PPO = 'behaviors:\n  Ball:\n    trainer_type: ppo\n    threaded: true\n';
 
@@ -26,11 +26,14 @@ describe('gpuUpdatesRefusal', () => {
 });
 
 describe('ppoUpdatesOnGpuRefusal', () => {
-  it('takes vector observations and refuses images and goal signals, naming the observation', () => {
+  it('takes vector and image observations and refuses variable-length ones and goal signals, naming the observation', () => {
     expect(ppoUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)))).toBeNull();
-    const camera = { observationSpecs: [visualObservation(3, 36, 36)], actionSpec: ActionSpec.createDiscrete([3]) };
-    expect(ppoUpdatesOnGpuRefusal(camera)).toBe('its observation camera3x36x36 (3x36x36) is not a plain vector: only vector observations update on WebGPU yet');
-    const goal = { shape: [2], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.GOAL_SIGNAL, name: 'goal' };
-    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] })).toMatch(/^its observation goal \(2\) is not a plain vector/);
+    const camera = { observationSpecs: [visualObservation(3, 36, 36), vectorObservation(4)], actionSpec: ActionSpec.createDiscrete([3]) };
+    expect(ppoUpdatesOnGpuRefusal(camera)).toBeNull();
+    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] })).toBe(
+      'its observation buffer10x5 (10x5) is not a vector nor an image: only those update on WebGPU yet',
+    );
+    const goal = vectorObservation(2, ObservationType.GOAL_SIGNAL);
+    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] })).toMatch(/^its observation vector2 \(2\) is not a vector nor an image/);
   });
 });
