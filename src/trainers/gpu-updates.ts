@@ -2,12 +2,13 @@
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
  * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update of a policy without
- * memory, trained on its extrinsic reward, in its update thread, on vector and image observations. The observations a behavior
+ * memory, trained on its extrinsic reward, in its update thread, on vector and image observations
+ * (every visual encoder but resnet). The observations a behavior
  * sends are known only once it connects: ppoUpdatesOnGpuRefusal checks them then.
  */
-import type { RunOptions, TrainerSettings } from '../config/settings';
+import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
 import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
-import { isVariableLength } from '../networks/encoders/body-input';
+import { isVariableLength, isVisual } from '../networks/encoders/body-input';
 
 /** Why this run's updates cannot run on WebGPU, naming the setting; null when they can. */
 export function gpuUpdatesRefusal(options: RunOptions): string | null {
@@ -21,8 +22,12 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   return null;
 }
 
-/** Why a behavior's observations keep its PPO updates off WebGPU, or null. */
-export function ppoUpdatesOnGpuRefusal(spec: BehaviorSpec): string | null {
+/** Why a behavior's observations, and the encoder of its images, keep its PPO updates off WebGPU, or null. */
+export function ppoUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType): string | null {
+  // resnet's max pooling picks its maxima in JavaScript, mid-pass.
+  if (encoder === 'resnet' && spec.observationSpecs.some((observation) => isVisual(observation.shape))) {
+    return 'its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU';
+  }
   // Images go through their encoders; variable-length observations' attention and goal signals' hypernetwork still read mid-pass.
   const other = spec.observationSpecs.find((observation) => isVariableLength(observation) || observation.observationType !== ObservationType.DEFAULT);
   return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update on WebGPU yet`;

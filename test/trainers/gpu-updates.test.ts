@@ -26,14 +26,15 @@ describe('gpuUpdatesRefusal', () => {
 });
 
 describe('ppoUpdatesOnGpuRefusal', () => {
-  it('takes vector and image observations and refuses variable-length ones and goal signals, naming the observation', () => {
-    expect(ppoUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)))).toBeNull();
+  it('takes vector and image observations and refuses variable-length ones, goal signals and resnet, naming why', () => {
+    expect(ppoUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)), 'resnet')).toBeNull();
     const camera = { observationSpecs: [visualObservation(3, 36, 36), vectorObservation(4)], actionSpec: ActionSpec.createDiscrete([3]) };
-    expect(ppoUpdatesOnGpuRefusal(camera)).toBeNull();
-    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] })).toBe(
+    expect(ppoUpdatesOnGpuRefusal(camera, 'nature_cnn')).toBeNull();
+    expect(ppoUpdatesOnGpuRefusal(camera, 'resnet')).toBe('its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU');
+    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] }, 'simple')).toBe(
       'its observation buffer10x5 (10x5) is not a vector nor an image: only those update on WebGPU yet',
     );
     const goal = vectorObservation(2, ObservationType.GOAL_SIGNAL);
-    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] })).toMatch(/^its observation vector2 \(2\) is not a vector nor an image/);
+    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] }, 'simple')).toMatch(/^its observation vector2 \(2\) is not a vector nor an image/);
   });
 });

@@ -127,7 +127,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   private workerBackend(): BackendName {
     const backend = updateBackend();
     if (backend === selectedBackend()) return backend;
-    const refusal = ppoUpdatesOnGpuRefusal(this.spec);
+    const refusal = ppoUpdatesOnGpuRefusal(this.spec, this.settings.network_settings.vis_encode_type);
     if (refusal === null) return backend;
     this.logger?.warning(`Behavior ${this.behaviorName}: ${refusal}; its updates run on the ${selectedBackend()} backend.`);
     return selectedBackend();
