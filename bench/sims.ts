@@ -17,10 +17,11 @@ import { BALL3D } from '../src/sims/envs/ball3d';
 import { BASIC } from '../src/sims/envs/basic';
 import { GRIDWORLD } from '../src/sims/envs/gridworld';
 import { SIMPLE_GOAL } from '../src/sims/envs/simple-goal';
+import { TENNIS } from '../src/sims/envs/tennis';
 import { VISUAL3DBALL } from '../src/sims/envs/visual3dball';
 import { freePort } from '../test/helpers/paths';
 
-const ENVIRONMENTS: SimDefinition[] = [BALL3D, BASIC, GRIDWORLD, SIMPLE_GOAL, VISUAL3DBALL];
+const ENVIRONMENTS: SimDefinition[] = [BALL3D, BASIC, GRIDWORLD, SIMPLE_GOAL, TENNIS, VISUAL3DBALL];
 
 /** Random actions for whoever asks, as a trainer with an untrained policy would send. */
 class RandomBrain implements Brain {

@@ -27,6 +27,10 @@
  *       same seed: every summary's DungeonEscape/Group Reward and DungeonEscape/Escaped (recorded by the
  *       environment once per group episode, so the same figures under either trainer), POCA's
  *       Environment/Group Cumulative Reward beside them, and the last summary's;
+ *   (k) with --selfplay, instead of the rest: built-in Tennis with config/ppo/Tennis.yaml (self-play), a checkpoint every
+ *       TENNIS_CHECKPOINT_STEPS steps, all kept, same seed: Self-play/ELO at every summary, then bench/duel-eval.ts's
+ *       games (DUEL_GAMES, seeded): the final checkpoint against the untrained policy (same seed, max_steps 1), the
+ *       first checkpoint, the random player and the heuristic;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
@@ -37,6 +41,7 @@
  *          --imitation (only (h))
  *          --sorter (only (i); long)  --sorter-minutes 40  --sorter-areas 8
  *          --coop poca,ppo (only (j), the runs named; long)  --coop-steps N (both runs' max_steps; the configs' 400000 by default)
+ *          --selfplay (only (k); long)  --selfplay-steps N (max_steps; the config's 2000000 by default)
  */
 import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
@@ -49,6 +54,7 @@ import { listEventFiles, readEventFile } from '../src/stats/event-file';
 import { STAT_KEYS } from '../src/stats/stats-reporter';
 import { freePort, tempDir } from '../test/helpers/paths';
 import { simpleGoalArgs, writeSimplePpoConfig } from '../test/cli/learn-helpers';
+import { DUEL_COLUMNS, duel, duelRow } from './duel-eval';
 import { sacBenchmarks } from './sac';
 import { printTable } from './table';
 
@@ -71,6 +77,11 @@ const PYRAMIDS_WORLD = ['--area-scale', '0.6', '--max-step', '800'];
 const HEURISTIC_BASIC = 0.92;
 /** (h) Records of the heuristic's demonstration. */
 const BASIC_DEMO_RECORDS = 1000;
+
+/** (k) Checkpoints of the self-play run: the first is the early policy the final one plays against. */
+const TENNIS_CHECKPOINT_STEPS = 100000;
+/** (k) Games (points) of each evaluation. */
+const DUEL_GAMES = 400;
 
 /** A summary mean above this needs most episodes to end at the gold brick (+2 less the steps' cost; -1 when not reached). */
 const PYRAMIDS_SOLVED = 1;
@@ -307,6 +318,56 @@ async function trainDungeonEscape(trainer: 'poca' | 'ppo', maxSteps?: number): P
   return { rows, last: rows[rows.length - 1] ?? [trainer, 'no summary'], wallSeconds: run.wallSeconds };
 }
 
+/**
+ * (k) Trains Tennis with self-play (seed 1): the learning policy's ELO at every summary, then the final checkpoint's
+ * games against the first checkpoint, the random player and the heuristic. The ghost trainer keeps one folder for the
+ * behavior, Tennis, as upstream's does for both teams.
+ */
+async function trainTennis(maxSteps?: number): Promise<{ elo: string[][]; duels: string[][]; wallSeconds: number }> {
+  const cwd = tempDir('bench-selfplay');
+  const config = YAML.parse(fs.readFileSync(path.join(ROOT, 'config', 'ppo', 'Tennis.yaml'), 'utf8'));
+  const settings = config.behaviors.Tennis;
+  if (maxSteps !== undefined) settings.max_steps = maxSteps;
+  settings.checkpoint_interval = TENNIS_CHECKPOINT_STEPS;
+  settings.keep_checkpoints = Math.ceil(settings.max_steps / TENNIS_CHECKPOINT_STEPS) + 1;
+  const file = path.join(cwd, 'Tennis.yaml');
+  fs.writeFileSync(file, YAML.stringify(config));
+  const args = [file, '--run-id=selfplay', '--env=builtin:Tennis', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
+  const run = await runCli(cwd, args);
+  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  const folder = path.join(cwd, 'results', 'selfplay', 'Tennis');
+  const elo = [...scalarSeries(folder, STAT_KEYS.selfPlayElo)].map(([step, value]) => [String(step), value.toFixed(1)]);
+  const checkpoints = fs
+    .readdirSync(folder)
+    .map((name) => ({ name, step: Number(/^Tennis-(\d+)\.ckpt$/.exec(name)?.[1]) }))
+    .filter((c) => Number.isInteger(c.step))
+    .sort((a, b) => a.step - b.step)
+    .map((c) => path.join(folder, c.name));
+  if (checkpoints.length < 2) throw new Error(`${folder} holds ${checkpoints.length} checkpoint(s): the final one needs an earlier one to play.`);
+  const final = checkpoints[checkpoints.length - 1];
+  const duels: string[][] = [];
+  for (const opponent of [await untrainedTennis(cwd, config), checkpoints[0], 'random', 'heuristic']) {
+    duels.push(duelRow(await duel(final, opponent, { games: DUEL_GAMES, seed: 1 })));
+  }
+  return { elo, duels, wallSeconds: run.wallSeconds };
+}
+
+/**
+ * (k) The initial policy: the same configuration and seed run to max_steps 1, so its final checkpoint holds the
+ * weights the self-play run started from, before any update.
+ */
+async function untrainedTennis(cwd: string, config: { behaviors: { Tennis: { max_steps: number } } }): Promise<string> {
+  const file = path.join(cwd, 'Tennis-untrained.yaml');
+  fs.writeFileSync(file, YAML.stringify({ ...config, behaviors: { Tennis: { ...config.behaviors.Tennis, max_steps: 1 } } }));
+  const args = [file, '--run-id=untrained', '--env=builtin:Tennis', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
+  const run = await runCli(cwd, args);
+  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  const folder = path.join(cwd, 'results', 'untrained', 'Tennis');
+  const checkpoint = fs.readdirSync(folder).find((name) => /^Tennis-\d+\.ckpt$/.test(name));
+  if (checkpoint === undefined) throw new Error(`${folder} holds no Tennis-<step>.ckpt.`);
+  return path.join(folder, checkpoint);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -326,6 +387,8 @@ async function main(): Promise<void> {
       'sorter-areas': { type: 'string', default: '8' },
       coop: { type: 'string' },
       'coop-steps': { type: 'string' },
+      selfplay: { type: 'boolean', default: false },
+      'selfplay-steps': { type: 'string' },
     },
   });
   const seconds = Number(values.seconds);
@@ -417,6 +480,14 @@ async function main(): Promise<void> {
     const title = '(j) built-in DungeonEscape, config/poca and config/ppo DungeonEscape.yaml, the same budget (seed 1, wasm backend)';
     printTable(`${title}: every summary`, columns, results.flatMap((r) => r.rows));
     printTable(`${title}: the last summary`, [...columns, 'run wall s'], results.map((r) => [...r.last, r.wallSeconds.toFixed(1)]));
+    return;
+  }
+
+  if (values.selfplay) {
+    const { elo, duels, wallSeconds } = await trainTennis(values['selfplay-steps'] === undefined ? undefined : Number(values['selfplay-steps']));
+    const title = '(k) built-in Tennis, config/ppo/Tennis.yaml (self-play), seed 1, wasm backend';
+    printTable(`${title}: ${STAT_KEYS.selfPlayElo} at every summary (run wall ${wallSeconds.toFixed(0)} s)`, ['step', 'ELO'], elo);
+    printTable(`${title}: the final checkpoint's games (points), bench/duel-eval.ts, seed 1`, DUEL_COLUMNS, duels);
     return;
   }
 

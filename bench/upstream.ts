@@ -3,12 +3,15 @@
  * (test_simple_rl.py, test_hybrid.py; see test/cli/upstream-cases.ts), trained one after another
  * over real gRPC against the built-in SimpleGoal on the wasm backend, one row each: the final
  * reward as upstream judges it (mean of the last 5 episodes), the threshold, pass, wall time.
+ * Self-play cases (ghost) show each team's score, team 0 first; test_simple_ghost and
+ * test_simple_asymm_ghost pass when every team is above the threshold, their _fails twins when
+ * one team is above and one below (a team left playing an untrained snapshot).
  *
  *   npm run bench:upstream                       all cases, each with its own seed (1 unless upstream names one)
  *   npm run bench:upstream -- visual             only the cases whose name contains "visual"
  *   npm run bench:upstream -- --seed 2 visual    another seed for every case
  */
-import { runUpstreamCase, UPSTREAM_CASES } from '../test/cli/upstream-cases';
+import { runSelfPlayCase, runUpstreamCase, UPSTREAM_CASES } from '../test/cli/upstream-cases';
 import { selectBackend } from '../src/networks/backend';
 import { memoryLogger } from '../src/common/logger';
 import { printTable } from './table';
@@ -27,9 +30,16 @@ async function main(): Promise<void> {
     let reward: string;
     let pass: boolean;
     try {
-      const score = await runUpstreamCase(c, seed ?? c.seed);
-      reward = score.toFixed(3);
-      pass = score >= c.threshold;
+      if (c.selfPlay !== undefined) {
+        // Each team's own score, judged as upstream's ghost cases judge them.
+        const outcome = await runSelfPlayCase(c, seed ?? c.seed);
+        reward = outcome.scores.map((score) => score.toFixed(3)).join(' / ');
+        pass = outcome.pass;
+      } else {
+        const score = await runUpstreamCase(c, seed ?? c.seed);
+        reward = score.toFixed(3);
+        pass = score >= c.threshold;
+      }
     } catch (err) {
       reward = `error: ${(err as Error).message.split('\n')[0].slice(0, 80)}`;
       pass = false;

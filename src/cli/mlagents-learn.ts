@@ -16,8 +16,9 @@ import { RunOptions, checkRunDirectory, checkTrainerTypesBuilt, loadRunOptions, 
 import { DEFAULT_EDITOR_PORT } from '../env/unity-environment';
 import { backendForTorchDevice, selectBackend } from '../networks/backend';
 import { builtinExecutable, isBuiltinEnv } from '../sims/builtin';
+import { startBoard, type Board } from '../board/server';
 import { BehaviorProgress, ProgressDisplay } from '../stats/progress-display';
-import { TrainerController, checkFeaturesBuilt } from '../trainers/trainer-controller';
+import { TrainerController } from '../trainers/trainer-controller';
 import { resolveDemonstrationPaths } from '../trainers/demonstrations';
 import { gpuUpdatesRefusal } from '../trainers/gpu-updates';
 
@@ -44,7 +45,6 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
   const logger = learnOptions.logger ?? consoleLogger();
   const options = loadRunOptions(argv, cwd, logger);
   checkTrainerTypesBuilt(options);
-  checkFeaturesBuilt(options);
   const { inference, resume, initialize_from: initializeFrom } = options.checkpoint_settings;
   if (inference && !resume && initializeFrom === null) {
     logger.warning('--inference without --resume or --initialize-from runs freshly initialized (untrained) policies.');
@@ -86,12 +86,30 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
     },
   });
   learnOptions.onController?.(controller);
-  const { progress } = learnOptions;
+  const board = await boardBeside(options, paths.resultsDir, logger);
+  try {
+    await train(controller, executable === null, learnOptions.progress);
+  } finally {
+    await board?.close();
+  }
+  return controller;
+}
+
+/** --board: the board of the results folder on localhost, for as long as the run lasts. */
+async function boardBeside(options: RunOptions, resultsDir: string, logger: Logger): Promise<Board | null> {
+  const port = options.extras.board_port;
+  if (port === null) return null;
+  const board = await startBoard({ resultsDir, port, host: 'localhost', logger, portFlag: '--board-port' });
+  logger.info(`The training board is at ${board.url}`);
+  return board;
+}
+
+async function train(controller: TrainerController, waitsForEditor: boolean, progress: ProgressDisplay | undefined): Promise<void> {
   if (progress === undefined) {
     await controller.start();
-    return controller;
+    return;
   }
-  if (executable === null) progress.waitForEditor(DEFAULT_EDITOR_PORT);
+  if (waitsForEditor) progress.waitForEditor(DEFAULT_EDITOR_PORT);
   const poll = setInterval(() => progress.update(trainerProgress(controller)), PROGRESS_POLL_MS);
   try {
     await controller.start();
@@ -99,7 +117,6 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
     clearInterval(poll);
     progress.stop();
   }
-  return controller;
 }
 
 function trainerProgress(controller: TrainerController): Map<string, BehaviorProgress> {

@@ -10,6 +10,9 @@ import { structureRunOptions } from './structure';
 import { BACKENDS, Backend } from './settings';
 import { DEFAULT_MAX_MESSAGE_MIB, MAX_MESSAGE_SIZE_FLAG } from '../communicator/rpc-communicator';
 
+/** TensorBoard's port, which the board takes too. */
+export const DEFAULT_BOARD_PORT = 6006;
+
 /** The settings section a flag's value belongs to; null for top-level keys (debug, deterministic). */
 export type FlagSection = 'checkpoint_settings' | 'env_settings' | 'engine_settings' | 'torch_settings';
 
@@ -35,6 +38,12 @@ function positiveMiB(text: string): number {
   if (text.trim() === '' || !(value > 0) || !Number.isFinite(value)) {
     throw new InvalidArgumentError('Expected a positive number of MiB.');
   }
+  return value;
+}
+
+function port(text: string): number {
+  const value = integer(text);
+  if (value < 1 || value > 65535) throw new InvalidArgumentError('Expected a port number from 1 to 65535.');
   return value;
 }
 
@@ -126,6 +135,8 @@ export interface CommandLine {
   bindAddress: string;
   backend: Backend;
   maxMessageMiB: number;
+  /** --board: the port of the training board served beside the run; null without --board. */
+  boardPort: number | null;
 }
 
 /**
@@ -173,6 +184,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     bindAddress: opts.bindAddress,
     backend: opts.backend,
     maxMessageMiB: opts.maxMessageSize,
+    boardPort: opts.board === true ? opts.boardPort : null,
   };
 }
 
@@ -207,6 +219,8 @@ function buildProgram(): { program: Command; upstreamOptions: Option[] } {
       new Option(`${MAX_MESSAGE_SIZE_FLAG} <MiB>`, 'largest message accepted from an environment, compressed or not')
         .argParser(positiveMiB)
         .default(DEFAULT_MAX_MESSAGE_MIB),
-    );
+    )
+    .addOption(new Option('--board', 'serve the training board (mlagents-board) for the results folder while the run trains'))
+    .addOption(new Option('--board-port <port>', "the board's port on localhost").argParser(port).default(DEFAULT_BOARD_PORT));
   return { program, upstreamOptions };
 }

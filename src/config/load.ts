@@ -80,6 +80,7 @@ export function loadRunOptions(
       bind_address: commandLine.bindAddress,
       backend: commandLine.backend,
       max_message_mib: commandLine.maxMessageMiB,
+      board_port: commandLine.boardPort,
     },
   };
 }

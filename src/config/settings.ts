@@ -246,6 +246,8 @@ export interface RunExtras {
   backend: Backend;
   /** The largest message accepted from an environment, in MiB (--max-message-size). */
   max_message_mib: number;
+  /** The port of the board served beside the run (--board, --board-port); null for none. */
+  board_port: number | null;
 }
 
 export interface RunOptions {

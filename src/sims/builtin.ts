@@ -18,6 +18,7 @@ const BUILTIN_FILES: Readonly<Record<string, string>> = {
   Scripted: 'scripted-env.js',
   SimpleGoal: 'envs/simple-goal.js',
   Sorter: 'envs/sorter.js',
+  Tennis: 'envs/tennis.js',
   Visual3DBall: 'envs/visual3dball.js',
 };
 

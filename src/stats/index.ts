@@ -8,3 +8,4 @@ export * from './tfrecord';
 export * from './timers';
 export * from './training-status';
 export * from './python-format';
+export * from './environment-status';

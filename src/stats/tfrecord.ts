@@ -30,33 +30,100 @@ export function encodeRecord(data: Uint8Array): Uint8Array {
   return record;
 }
 
+/** Why a record could not be read. */
+export type RecordProblem = 'cut header' | 'length CRC' | 'cut data' | 'data CRC';
+
+const PROBLEM_WORDS: Record<RecordProblem, string> = {
+  'cut header': 'the file ends inside the length header',
+  'length CRC': 'the CRC of the length does not match (corrupt file)',
+  'cut data': 'the file ends inside the data',
+  'data CRC': 'the CRC of the data does not match (corrupt file)',
+};
+
+type RecordAt = { data: Uint8Array; next: number } | { problem: RecordProblem; next?: number };
+
+/** The record starting at `offset`, both CRCs checked; a problem carries `next` when the length could be trusted. */
+function recordAt(bytes: Uint8Array, view: DataView, offset: number): RecordAt {
+  if (bytes.length - offset < HEADER_BYTES) return { problem: 'cut header' };
+  if (view.getUint32(offset + LENGTH_BYTES, true) !== maskedCrc32c(bytes.subarray(offset, offset + LENGTH_BYTES))) {
+    return { problem: 'length CRC' };
+  }
+  const length = view.getBigUint64(offset, true);
+  const dataStart = offset + HEADER_BYTES;
+  if (length > BigInt(bytes.length - dataStart - CRC_BYTES)) return { problem: 'cut data' };
+  const dataEnd = dataStart + Number(length);
+  const data = bytes.subarray(dataStart, dataEnd);
+  const next = dataEnd + CRC_BYTES;
+  if (view.getUint32(dataEnd, true) !== maskedCrc32c(data)) return { problem: 'data CRC', next };
+  return { data, next };
+}
+
+function viewOf(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /**
  * The data of every record in `bytes`, each CRC checked. Throws on a CRC mismatch or a cut
  * record, naming `source` and the byte offset where the bad record starts.
  */
 export function decodeRecords(bytes: Uint8Array, source: string): Uint8Array[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = viewOf(bytes);
   const records: Uint8Array[] = [];
-  let offset = 0;
-  while (offset < bytes.length) {
-    const fail = (what: string) => {
-      throw new Error(`${source}: ${what} in the record at byte offset ${offset}`);
-    };
-    if (bytes.length - offset < HEADER_BYTES) fail('the file ends inside the length header');
-    const lengthBytes = bytes.subarray(offset, offset + LENGTH_BYTES);
-    if (view.getUint32(offset + LENGTH_BYTES, true) !== maskedCrc32c(lengthBytes)) {
-      fail('the CRC of the length does not match (corrupt file)');
+  for (let offset = 0; offset < bytes.length; ) {
+    const record = recordAt(bytes, view, offset);
+    if ('problem' in record) {
+      throw new Error(`${source}: ${PROBLEM_WORDS[record.problem]} in the record at byte offset ${offset}`);
     }
-    const length = view.getBigUint64(offset, true);
-    const dataStart = offset + HEADER_BYTES;
-    if (length > BigInt(bytes.length - dataStart - CRC_BYTES)) fail('the file ends inside the data');
-    const dataEnd = dataStart + Number(length);
-    const data = bytes.subarray(dataStart, dataEnd);
-    if (view.getUint32(dataEnd, true) !== maskedCrc32c(data)) {
-      fail('the CRC of the data does not match (corrupt file)');
-    }
-    records.push(data);
-    offset = dataEnd + CRC_BYTES;
+    records.push(record.data);
+    offset = record.next;
   }
   return records;
+}
+
+/** What a tolerant read of records found: the good ones, the skipped ones, and where to go on. */
+export interface RecordScan {
+  records: Uint8Array[];
+  /** Each damaged stretch passed over: where it starts, how long, and why, in words. */
+  skipped: Array<{ offset: number; bytes: number; reason: string }>;
+  /** Where the next read starts: past the last whole record, or at a cut record (a write may still complete it). */
+  end: number;
+  /** Set when the bytes end inside a record that starts at `end`. */
+  cut: boolean;
+}
+
+/**
+ * Reads the records of `bytes` from `start` without giving up on damage: a record whose data
+ * fails its CRC is skipped; after a length that fails its CRC, reading resumes at the next
+ * offset where a whole record checks out (or skips the rest). A cut record at the end is left
+ * for a later read, as a file being appended to ends in one.
+ */
+export function scanRecords(bytes: Uint8Array, start = 0): RecordScan {
+  const view = viewOf(bytes);
+  const scan: RecordScan = { records: [], skipped: [], end: start, cut: false };
+  let offset = start;
+  while (offset < bytes.length) {
+    const record = recordAt(bytes, view, offset);
+    if (!('problem' in record)) {
+      scan.records.push(record.data);
+      offset = record.next;
+      continue;
+    }
+    if (record.problem === 'cut header' || record.problem === 'cut data') {
+      scan.cut = true;
+      break;
+    }
+    const next = record.next ?? nextWholeRecord(bytes, view, offset + 1);
+    scan.skipped.push({ offset, bytes: next - offset, reason: PROBLEM_WORDS[record.problem] });
+    offset = next;
+  }
+  scan.end = offset;
+  return scan;
+}
+
+/** The first offset from `from` where a whole record checks out, or the end of `bytes`. */
+function nextWholeRecord(bytes: Uint8Array, view: DataView, from: number): number {
+  for (let offset = from; offset + HEADER_BYTES + CRC_BYTES <= bytes.length; offset++) {
+    if ('data' in recordAt(bytes, view, offset)) return offset;
+  }
+  return bytes.length;
 }

@@ -22,7 +22,7 @@ describe('mlagents-drive', () => {
   it('names the built-in environments when asked for one that does not exist', () => {
     const { code, err } = run(['--env=builtin:Nope']);
     expect(code).toBe(1);
-    expect(err).toMatch(/There is no built-in environment named "Nope"\. The built-in environments are: 3DBall, Basic, DungeonEscape, GridWorld, Hallway, Pyramids, Scripted, SimpleGoal, Sorter, Visual3DBall /);
+    expect(err).toMatch(/There is no built-in environment named "Nope"\. The built-in environments are: 3DBall, Basic, DungeonEscape, GridWorld, Hallway, Pyramids, Scripted, SimpleGoal, Sorter, Tennis, Visual3DBall /);
   });
 
   it('lists what it tried when the executable cannot be found', async () => {

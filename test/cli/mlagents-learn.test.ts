@@ -159,18 +159,6 @@ describe('mlagents-learn refuses what it cannot do, before any environment start
     expect((error as ConfigError).keyPath).toBe('behaviors.1D.hyperparameter');
     expect(fs.existsSync(path.join(cwd, 'results', 'bad'))).toBe(false);
   });
-
-  it.each([
-    ['self-play', '    self_play:\n      window: 10\n', 'behaviors.1D.self_play'],
-  ])('refuses %s, naming the key', async (_what, yamlText, keyPath) => {
-    const cwd = tempDir('learn-not-built');
-    fs.writeFileSync(path.join(cwd, 'config.yaml'), `behaviors:\n  1D:\n    trainer_type: ppo\n${yamlText}`);
-    const error = await learn(await simpleGoalArgs('unbuilt'), { cwd, logger: memoryLogger() }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).keyPath).toBe(keyPath);
-    expect((error as Error).message).toMatch(/not built yet/);
-  });
-
 });
 
 describe('mlagents-learn --bind-address', () => {

@@ -14,6 +14,7 @@ import { builtinExecutable } from '../../src/sims/builtin';
 import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { PocaTrainer } from '../../src/trainers/poca/trainer';
+import { parseBehaviorId } from '../../src/trainers/behavior-identifiers';
 import { tempDir } from '../helpers/paths';
 import { meanOfLastFive, simpleGoalArgs } from './learn-helpers';
 
@@ -42,6 +43,24 @@ export interface UpstreamCase {
   /** The behavior's reward_signals and behavioral_cloning, where the case sets them. */
   readonly rewardSignals?: Readonly<Record<string, unknown>>;
   readonly behavioralCloning?: Readonly<Record<string, unknown>>;
+  /** Upstream's ghost cases (test_simple_ghost and the like): see SelfPlayCase. */
+  readonly selfPlay?: SelfPlayCase;
+}
+
+/**
+ * A self-play case: SimpleGoal plays one set of agents per team behavior, each configured
+ * behavior (the names before `?team=`) trains with these self_play settings, and every team is
+ * judged on its own last 5 episodes (upstream's env.final_rewards), the ghosts' included.
+ */
+export interface SelfPlayCase {
+  /** SimpleGoal's behavior names, one per team. */
+  readonly teams: readonly string[];
+  readonly settings: Readonly<Record<string, number>>;
+  /**
+   * 'every team': each team's score above the threshold (check_environment_trains); 'one team':
+   * one above and one below (the _fails cases: a team left playing an untrained snapshot).
+   */
+  readonly judged: 'every team' | 'one team';
 }
 
 /** Where a case's recorded demonstration goes, relative to its run's folder. */
@@ -235,6 +254,40 @@ function cases(): UpstreamCase[] {
       }
     }
   }
+  // test_simple_rl.py, self-play: the same game for each team, which never meet (upstream's
+  // SimpleEnvironment); what differs is which policy each team plays.
+  const symmetric = ['1D?team=0', '1D?team=1'];
+  const asymmetric = ['1D?team=0', '1DOpp?team=1'];
+  const ghostCases: Array<[string, readonly string[], Record<string, number>, number, SelfPlayCase['judged']]> = [
+    ['test_simple_ghost', symmetric, { play_against_latest_model_ratio: 1.0, save_steps: 2000, swap_steps: 2000 }, 2500, 'every team'],
+    ['test_simple_ghost_fails', symmetric, { play_against_latest_model_ratio: 1.0, save_steps: 2000, swap_steps: 4000 }, 2500, 'one team'],
+    [
+      'test_simple_asymm_ghost',
+      asymmetric,
+      { play_against_latest_model_ratio: 1.0, save_steps: 10000, swap_steps: 10000, team_change: 400 },
+      4000,
+      'every team',
+    ],
+    [
+      'test_simple_asymm_ghost_fails',
+      asymmetric,
+      { play_against_latest_model_ratio: 0.0, save_steps: 5000, swap_steps: 5000, team_change: 2000 },
+      3000,
+      'one team',
+    ],
+  ];
+  for (const [name, teams, settings, maxSteps, judged] of ghostCases) {
+    for (const a of oneD) {
+      list.push({
+        name: `${name}[${pyActions(a)}]`,
+        trainer: 'ppo',
+        maxSteps,
+        envArgs: [...actions(a), '--behavior-name', teams.join(',')],
+        threshold: 0.9,
+        selfPlay: { teams, settings, judged },
+      });
+    }
+  }
   // test_simple_rl.py, SAC
   for (const a of oneD) list.push({ name: `test_simple_sac[${pyActions(a)}]`, trainer: 'sac', maxSteps: 1000, envArgs: actions(a), threshold: 0.9 });
   for (const a of [[0, 2], [2, 0]] as Array<[number, number]>) {
@@ -419,7 +472,9 @@ export function caseConfiguration(c: UpstreamCase): string {
     ...(c.rewardSignals === undefined ? {} : { reward_signals: c.rewardSignals }),
     ...(c.behavioralCloning === undefined ? {} : { behavioral_cloning: c.behavioralCloning }),
   };
-  return YAML.stringify({ behaviors: { '1D': behavior } });
+  if (c.selfPlay === undefined) return YAML.stringify({ behaviors: { '1D': behavior } });
+  const names = new Set(c.selfPlay.teams.map((team) => parseBehaviorId(team).brainName));
+  return YAML.stringify({ behaviors: Object.fromEntries([...names].map((name) => [name, { ...behavior, self_play: c.selfPlay!.settings }])) });
 }
 
 /** A case's run id: its name with what a folder name cannot hold replaced. */
@@ -447,6 +502,28 @@ export async function runUpstreamCase(c: UpstreamCase, seed = c.seed ?? 1, cwd =
   // Without a threshold upstream reads no reward: a short run may end fewer than 5 episodes.
   if (!Number.isFinite(c.threshold) && rewards.length < 5) return c.threshold;
   return meanOfLastFive(rewards);
+}
+
+/** A self-play case's outcome: each team's score (the mean of its last 5 episodes), in the order of its teams. */
+export interface SelfPlayOutcome {
+  readonly scores: readonly number[];
+  readonly pass: boolean;
+}
+
+/** Trains a self-play case as runUpstreamCase does, and judges its teams as upstream does. */
+export async function runSelfPlayCase(c: UpstreamCase, seed = c.seed ?? 1, cwd = tempDir(`upstream-${caseRunId(c)}`)): Promise<SelfPlayOutcome> {
+  const selfPlay = c.selfPlay!;
+  fs.writeFileSync(path.join(cwd, 'config.yaml'), caseConfiguration(c));
+  const args = await simpleGoalArgs(caseRunId(c), `--seed=${seed}`, '--env-args', ...c.envArgs);
+  const controller = await learn(args, { cwd, logger: memoryLogger() });
+  const scores = selfPlay.teams.map((team) => {
+    const ghost = controller.ghostTrainers.get(parseBehaviorId(team).brainName)!;
+    return meanOfLastFive(ghost.episodeRewardsOf(team));
+  });
+  const above = scores.some((score) => score > c.threshold);
+  const below = scores.some((score) => score < c.threshold);
+  const pass = selfPlay.judged === 'every team' ? scores.every((score) => score > c.threshold) : above && below;
+  return { scores, pass };
 }
 
 /**

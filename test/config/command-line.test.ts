@@ -100,6 +100,7 @@ describe('command line over YAML over defaults', () => {
       bindAddress: 'localhost',
       backend: 'auto',
       maxMessageMiB: 32,
+      boardPort: null,
     });
   });
 });

@@ -81,7 +81,7 @@ it('lists the built-in environments with the absolute path of each executable', 
   const run = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'sims', 'mlagents-envs.js'), '--list'], { encoding: 'utf8' });
   expect(run.status).toBe(0);
   const lines = run.stdout.trim().split('\n').map((line) => line.split('\t'));
-  expect(lines.map(([name]) => name)).toEqual(['3DBall', 'Basic', 'DungeonEscape', 'GridWorld', 'Hallway', 'Pyramids', 'Scripted', 'SimpleGoal', 'Sorter', 'Visual3DBall']);
+  expect(lines.map(([name]) => name)).toEqual(['3DBall', 'Basic', 'DungeonEscape', 'GridWorld', 'Hallway', 'Pyramids', 'Scripted', 'SimpleGoal', 'Sorter', 'Tennis', 'Visual3DBall']);
   for (const [, file] of lines) {
     expect(path.isAbsolute(file)).toBe(true);
     expect(fs.statSync(file).mode & 0o111).not.toBe(0);

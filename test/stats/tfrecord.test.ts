@@ -1,4 +1,4 @@
-import { decodeRecords, encodeRecord, maskedCrc32c } from '../../src/stats/tfrecord';
+import { decodeRecords, encodeRecord, maskedCrc32c, scanRecords } from '../../src/stats/tfrecord';
 
 const bytes = (hexText: string) => Uint8Array.from(hexText.split(/\s+/).filter(Boolean), (b) => parseInt(b, 16));
 const ascii = (text: string) => new TextEncoder().encode(text);
@@ -46,5 +46,23 @@ describe('TFRecord framing', () => {
     expect(() => decodeRecords(file.subarray(0, 25 + 5), 'f')).toThrow(
       'the file ends inside the length header in the record at byte offset 25',
     );
+  });
+
+  it('scans past damage: a bad data CRC skips its record, a bad length resumes at the next whole record, a cut tail waits', () => {
+    const records = ['first', 'second', 'third', 'fourth'].map((text) => encodeRecord(ascii(text)));
+    const offsets = records.map((_, i) => records.slice(0, i).reduce((sum, r) => sum + r.length, 0));
+    const file = new Uint8Array([...records.flatMap((r) => [...r]), ...records[0].subarray(0, 7)]);
+    file[offsets[1] + 12] ^= 0x01; // data of the second
+    file[offsets[2]] ^= 0x01; // length of the third
+    const scan = scanRecords(file);
+    expect(scan.records).toEqual([ascii('first'), ascii('fourth')]);
+    expect(scan.skipped).toEqual([
+      { offset: offsets[1], bytes: records[1].length, reason: 'the CRC of the data does not match (corrupt file)' },
+      { offset: offsets[2], bytes: records[2].length, reason: 'the CRC of the length does not match (corrupt file)' },
+    ]);
+    expect(scan).toMatchObject({ end: offsets[3] + records[3].length, cut: true });
+    // Once the cut record is complete, reading from `end` finds it.
+    const completed = new Uint8Array([...file.subarray(0, scan.end), ...records[0]]);
+    expect(scanRecords(completed, scan.end)).toEqual({ records: [ascii('first')], skipped: [], end: completed.length, cut: false });
   });
 });
