@@ -231,6 +231,8 @@ async function gpuBenchmarks(backend: BackendName, minSeconds: number): Promise<
     gpuModel.dispose();
     const transfers = `${after.uploads - before.uploads} up (${((after.uploadBytes - before.uploadBytes) / 1024).toFixed(0)} KiB), ${after.downloads - before.downloads} down`;
     rows.push([c.label, wasmMs.toFixed(1), gpuMs.toFixed(1), (wasmMs / gpuMs).toFixed(2), transfers]);
+    // Each row as soon as it is measured: on a software adapter the visual rows take minutes.
+    console.log(rows[rows.length - 1].join(' | '));
   }
   console.log(adapter);
   printTable(`PPO minibatch updates, wasm against ${backend} (ms/minibatch)`, ['case', 'wasm', backend, 'x wasm', 'transfers a minibatch'], rows);
