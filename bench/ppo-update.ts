@@ -23,7 +23,11 @@
  * (batch 1024, buffer 10240, 3 epochs: 30 minibatches; 2 x 256, no normalization), one vector
  * observation of 120 values and one branch of 7, against ML-Agents' TorchPOCAOptimizer on the same
  * shapes (bench/ml-agents-poca-update.py).
- * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only  --poca-only
+ * With --backend webgpu (or webgpu-software, SwiftShader's, for a functional check only: its
+ * figures are the CPU's, not a GPU's), 3DBall's row and the visual rows instead run their updates
+ * on that backend as the update thread of a training run does (each read awaited; the minibatches
+ * made on wasm, where acting stays), beside wasm's, with the transfers of one minibatch.
+ * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only  --poca-only  --backend webgpu
  */
 import { parseArgs } from 'util';
 import { memoryLogger } from '../src/common/logger';
@@ -39,7 +43,10 @@ import { observationSize } from '../src/env/behavior-spec';
 import { printTable } from './table';
 import { createRewardProvider } from '../src/trainers/reward-signals/registry';
 import type { RewardBatch } from '../src/trainers/reward-signals/reward-provider';
-import { measure } from './measure';
+import { measure, measureAsync } from './measure';
+import { runPassAsync } from '../src/networks/tensor-io';
+import { ppoUpdatesOnGpuRefusal } from '../src/trainers/gpu-updates';
+import { webGpuTransfers } from '../src/networks/webgpu';
 import { GroupActionBatch, PocaCritic } from '../src/networks/poca-critic';
 import { PocaMinibatch, PocaOptimizer } from '../src/trainers/poca/optimizer';
 
@@ -187,9 +194,54 @@ async function visualBenchmarks(minSeconds: number): Promise<void> {
   console.log(`act(), 12 agents with one 84x84 camera each (simple encoder, 1x256): ${act.toFixed(2)} ms`);
 }
 
+/**
+ * 3DBall's row and the visual rows with their updates on a WebGPU backend, against wasm's: the
+ * same weights and minibatches (made on wasm), each update as the update thread runs it.
+ */
+async function gpuBenchmarks(backend: BackendName, minSeconds: number): Promise<void> {
+  const cases = [
+    { label: '3DBall: 8 values, 2x128, batch 64', spec: SPEC, encoder: 'simple' as EncoderType, hiddenUnits: 128, numLayers: 2, normalize: true, batch: BATCH },
+    ...VISUAL_CASES.map((c) => ({ ...c, numLayers: 1, normalize: false })),
+  ];
+  const rows: string[][] = [];
+  let adapter = '';
+  for (const c of cases) {
+    const refusal = ppoUpdatesOnGpuRefusal(c.spec, c.encoder);
+    if (refusal !== null) {
+      rows.push([c.label, '', '', '', `not on WebGPU yet: ${refusal}`]);
+      continue;
+    }
+    await selectBackend('wasm', memoryLogger());
+    const model = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize);
+    const batches = minibatches(model, 4, c.spec, c.batch);
+    const gpuModel = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize);
+    if (model.normalizer !== null) gpuModel.normalizer!.copyFrom(model.normalizer);
+    const optimizer = new PpoOptimizer(model, SETTINGS);
+    const wasmMs = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
+    model.dispose();
+
+    const logger = memoryLogger();
+    if ((await selectBackend(backend, logger)).name !== backend) throw new Error(`The ${backend} backend did not start: ${logger.lines[0].message}`);
+    adapter = logger.lines[0].message;
+    const gpu = new PpoOptimizer(gpuModel, SETTINGS);
+    const gpuMs = await measureAsync((i) => runPassAsync(gpu.updatePass(batches[i % batches.length], 1000 * i)), minSeconds, 3);
+    const before = webGpuTransfers();
+    await runPassAsync(gpu.updatePass(batches[0], 0));
+    const after = webGpuTransfers();
+    gpuModel.dispose();
+    const transfers = `${after.uploads - before.uploads} up (${((after.uploadBytes - before.uploadBytes) / 1024).toFixed(0)} KiB), ${after.downloads - before.downloads} down`;
+    rows.push([c.label, wasmMs.toFixed(1), gpuMs.toFixed(1), (wasmMs / gpuMs).toFixed(2), transfers]);
+    // Each row as soon as it is measured: on a software adapter the visual rows take minutes.
+    console.log(rows[rows.length - 1].join(' | '));
+  }
+  console.log(adapter);
+  printTable(`PPO minibatch updates, wasm against ${backend} (ms/minibatch)`, ['case', 'wasm', backend, 'x wasm', 'transfers a minibatch'], rows);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
+      backend: { type: 'string' },
       backends: { type: 'string', default: 'wasm,cpu' },
       'min-seconds': { type: 'string', default: '2' },
       'visual-only': { type: 'boolean', default: false },
@@ -199,6 +251,10 @@ async function main(): Promise<void> {
     },
   });
   const minSeconds = Number(values['min-seconds']);
+  if (values.backend !== undefined) {
+    await gpuBenchmarks(values.backend as BackendName, minSeconds);
+    return;
+  }
   const only = [values['visual-only'], values['recurrent-only'], values['reward-signals-only'], values['poca-only']];
   const all = !only.some(Boolean);
   if (all) await vectorBenchmarks(values.backends as string, minSeconds);

@@ -20,6 +20,7 @@ import { startBoard, type Board } from '../board/server';
 import { BehaviorProgress, ProgressDisplay } from '../stats/progress-display';
 import { TrainerController } from '../trainers/trainer-controller';
 import { resolveDemonstrationPaths } from '../trainers/demonstrations';
+import { gpuUpdatesRefusal } from '../trainers/gpu-updates';
 
 export interface LearnOptions {
   /** Where relative paths (the config file, results_dir, --env) are taken from. */
@@ -58,7 +59,7 @@ export async function learn(argv: readonly string[], learnOptions: LearnOptions 
 
   const device = backendForTorchDevice(options.torch_settings.device);
   const requested = options.extras.backend !== 'auto' ? options.extras.backend : device.requested;
-  await selectBackend(requested, logger, device.options);
+  await selectBackend(requested, logger, { ...device.options, gpuUpdatesRefusal: gpuUpdatesRefusal(options) });
 
   const env = options.env_settings;
   const seed = env.seed === -1 ? Math.floor(Math.random() * 10000) : env.seed;

@@ -110,7 +110,7 @@ const UPSTREAM_FLAGS: readonly FlagSpec[] = [
   { flag: '--no-graphics-monitor', section: 'engine_settings', key: 'no_graphics_monitor',
     description: 'only the first environment renders (to watch it); the others run without graphics' },
   { flag: '--torch-device', placeholder: '<device>', section: 'torch_settings', key: 'device',
-    description: "upstream's PyTorch device (cpu, cuda, cuda:0), accepted so that its command lines keep working" },
+    description: "upstream's PyTorch device: cpu keeps the models off the GPU; cuda, cuda:N or gpu ask for the GPU through WebGPU" },
 ];
 
 /** Flags upstream removed but still accepts with a warning. */

@@ -35,8 +35,11 @@ export type SamplerType = (typeof SAMPLER_TYPES)[number];
 export const COMPLETION_MEASURES = ['progress', 'reward'] as const;
 export type CompletionMeasure = (typeof COMPLETION_MEASURES)[number];
 
-/** Our --backend flag: the tfjs backend that runs the models (auto picks the fastest present). */
-export const BACKENDS = ['auto', 'wasm', 'cpu', 'tensorflow', 'tensorflow-gpu'] as const;
+/**
+ * Our --backend flag: the tfjs backend that runs the models (auto picks the fastest present).
+ * webgpu takes a GPU adapter, webgpu-software a CPU implementation of WebGPU (for CI).
+ */
+export const BACKENDS = ['auto', 'webgpu', 'webgpu-software', 'wasm', 'cpu', 'tensorflow', 'tensorflow-gpu'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
 // NETWORKS ###################################################################################

@@ -35,7 +35,7 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, gradientsSettled, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
 import type { EntityObservation } from './encoders/entity-attention';
@@ -399,6 +399,17 @@ export class ActorCritic {
     sequences?: SequenceMemories,
     actorOnly = false,
   ): { gradient: Float32Array; loss: T } {
+    return runPass(scoped(this.gradientPass(observations, count, loss, sequences, actorOnly)));
+  }
+
+  /** computeGradient() as a reading pass (tensor-io.ts), for the backends that read asynchronously; run it scoped(). */
+  *gradientPass<T>(
+    observations: readonly Float32Array[],
+    count: number,
+    loss: (outputs: HeadOutputs, gradients: HeadGradients) => T,
+    sequences?: SequenceMemories,
+    actorOnly = false,
+  ): ReadingPass<{ gradient: Float32Array; loss: T }> {
     if (this.memorySize > 0 && sequences === undefined) {
       throw new Error('A model with memory trains on whole sequences: computeGradient() needs their memories.');
     }
@@ -406,41 +417,41 @@ export class ActorCritic {
     const networks = actorOnly ? this.networks.slice(0, 1) : this.networks;
     // The backward passes overwrite their own blocks only: the critic's would keep the last call's.
     if (networks.length < this.networks.length) gradient.fill(0);
-    let value!: T;
-    tf.tidy(() => {
-      const source = this.parameterSource;
-      const vectorRows = this.normalizedInputs(observations, count);
-      const rows = networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, true));
-      // Networks without encoders share one input: transposed and uploaded once.
-      const rowTensors = new Map<Float32Array, tf.Tensor2D>();
-      const columnTensors = new Map<Float32Array, tf.Tensor2D>();
-      const outputs = networks.map(({ body, head }, g) => {
-        let columns = columnTensors.get(rows[g]);
-        if (columns === undefined) {
-          const scratch = rows[g] === vectorRows ? this.inputColumns : new Float32Array(count * this.inputSize);
-          transposeInto(rows[g], count, this.inputSize, scratch);
-          columns = tf.tensor2d(scratch.subarray(0, this.inputSize * count), [this.inputSize, count]);
-          columnTensors.set(rows[g], columns);
-          rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
-        }
-        const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
-        const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
-        return head.forwardOutputColumns(recurred, source, true);
-      });
+    const source = this.parameterSource;
+    const vectorRows = this.normalizedInputs(observations, count);
+    const rows: Float32Array[] = [];
+    for (const { body } of networks) rows.push(yield* body.encodeObservations(observations, vectorRows, count, source, true));
+    // Networks without encoders share one input: transposed and uploaded once.
+    const rowTensors = new Map<Float32Array, tf.Tensor2D>();
+    const columnTensors = new Map<Float32Array, tf.Tensor2D>();
+    const outputs: Float32Array[] = [];
+    for (const [g, { body, head }] of networks.entries()) {
+      let columns = columnTensors.get(rows[g]);
+      if (columns === undefined) {
+        const scratch = rows[g] === vectorRows ? this.inputColumns : new Float32Array(count * this.inputSize);
+        transposeInto(rows[g], count, this.inputSize, scratch);
+        columns = tf.tensor2d(scratch.subarray(0, this.inputSize * count), [this.inputSize, count]);
+        columnTensors.set(rows[g], columns);
+        rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
+      }
+      const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
+      const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
+      outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
+    }
 
-      const outputGradients = networks.map(({ head }) => new Float32Array(head.outputs * count));
-      const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
-      value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
+    const outputGradients = networks.map(({ head }) => new Float32Array(head.outputs * count));
+    const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
+    const value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
 
-      networks.forEach(({ body, head }, g) => {
-        const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
-        // Below the first layer, only the visual encoders and the attention need the gradient.
-        const needInput = body.hasEncoders;
-        const inputGradient = body.bodyEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
-        if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
-      });
-      if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
+    networks.forEach(({ body, head }, g) => {
+      const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
+      // Below the first layer, only the visual encoders and the attention need the gradient.
+      const needInput = body.hasEncoders;
+      const inputGradient = body.bodyEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
+      if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
     });
+    if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
+    yield* gradientsSettled();
     return { gradient, loss: value };
   }
 
@@ -515,7 +526,7 @@ export class ActorCritic {
 
   /** What `body`'s LinearEncoder takes in for `count` agents (count x inputSize). */
   private bodyInputs(body: NetworkBody, observations: readonly Float32Array[], count: number): Float32Array {
-    return body.encodeObservations(observations, this.normalizedInputs(observations, count), count, this.parameterSource, false);
+    return runPass(body.encodeObservations(observations, this.normalizedInputs(observations, count), count, this.parameterSource, false));
   }
 
   /**
@@ -549,7 +560,7 @@ export class ActorCritic {
     const source = this.parameterSource;
     const vectorRows = this.normalizedInputs(observations, count);
     // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
-    const encode = () => networks.map(({ body }) => body.encodeObservations(observations, vectorRows, count, source, false));
+    const encode = () => networks.map(({ body }) => runPass(body.encodeObservations(observations, vectorRows, count, source, false)));
     const inputs = this.layout.hasEncoders ? tf.tidy(encode) : encode();
     const multiplyAdds = networks.reduce((total, { body, head }) => total + body.bodyEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
     const p = this.parameters;

@@ -2,10 +2,15 @@
  * Which tfjs backend runs the models. tfjs ships several; the fastest one present on the machine
  * is chosen at start and said in the log, together with why each faster one was passed over:
  *
- *   tensorflow-gpu  @tensorflow/tfjs-node-gpu  libtensorflow with CUDA; only worth it with a CUDA GPU
- *   tensorflow      @tensorflow/tfjs-node      libtensorflow on the CPU
- *   wasm            @tensorflow/tfjs-backend-wasm  XNNPACK in WebAssembly: the embedded default
- *   cpu             @tensorflow/tfjs (built in) plain JavaScript, always present, slowest
+ *   webgpu           @tensorflow/tfjs-backend-webgpu  any GPU through Dawn (webgpu.ts), no CUDA
+ *   tensorflow-gpu   @tensorflow/tfjs-node-gpu  libtensorflow with CUDA; only worth it with a CUDA GPU
+ *   tensorflow       @tensorflow/tfjs-node      libtensorflow on the CPU
+ *   wasm             @tensorflow/tfjs-backend-wasm  XNNPACK in WebAssembly: the embedded default
+ *   cpu              @tensorflow/tfjs (built in) plain JavaScript, always present, slowest
+ *
+ * webgpu-software is WebGPU on a CPU implementation (SwiftShader, llvmpipe): never chosen by
+ * 'auto', only by name, to check the GPU path where there is no GPU. A WebGPU backend that cannot
+ * run, asked for by name or not, falls back to wasm with one line saying why.
  *
  * The wasm backend has no Conv2DBackpropFilter kernel and slow convolution-gradient kernels: the
  * visual encoders' layers build their backward passes from forward convolutions instead
@@ -15,12 +20,16 @@ import * as fs from 'fs';
 import * as tf from '@tensorflow/tfjs';
 import type { Backend } from '../config/settings';
 import type { Logger } from '../common/logger';
+import { AdapterKind, activateWebGpu, adapterLine } from './webgpu';
 
 /** A backend that can run the models; `Backend` (the --backend flag) adds 'auto'. */
 export type BackendName = Exclude<Backend, 'auto'>;
 
-/** Fastest first: the order 'auto' tries. */
-const BACKEND_ORDER: readonly BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+/** Fastest first: the order 'auto' tries (webgpu-software is never tried: asked for by name only). */
+const BACKEND_ORDER: readonly BackendName[] = ['webgpu', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+
+/** The WebGPU backends, by the kind of adapter each takes. */
+const WEBGPU_ADAPTERS: Partial<Record<BackendName, AdapterKind>> = { webgpu: 'hardware', 'webgpu-software': 'software' };
 
 interface BackendInfo {
   /** The npm package that provides it. */
@@ -30,6 +39,8 @@ interface BackendInfo {
 }
 
 const BACKENDS: Record<BackendName, BackendInfo> = {
+  webgpu: { packageName: '@tensorflow/tfjs-backend-webgpu', tfjsName: 'webgpu' },
+  'webgpu-software': { packageName: '@tensorflow/tfjs-backend-webgpu', tfjsName: 'webgpu' },
   'tensorflow-gpu': { packageName: '@tensorflow/tfjs-node-gpu', tfjsName: 'tensorflow' },
   tensorflow: { packageName: '@tensorflow/tfjs-node', tfjsName: 'tensorflow' },
   wasm: { packageName: '@tensorflow/tfjs-backend-wasm', tfjsName: 'wasm' },
@@ -38,13 +49,17 @@ const BACKENDS: Record<BackendName, BackendInfo> = {
 
 /** The backend selectBackend activated last; null before the first selection. */
 let selected: BackendName | null = null;
+/** The WebGPU backend a training run's updates run on, in their own thread (null: on `selected`). */
+let updatesOn: BackendName | null = null;
 
-/**
- * The backend the models run on: the one selectBackend activated, or tfjs's own default (cpu)
- * when none was selected. A worker thread starts on this one too.
- */
+/** The backend the models run on: the one selectBackend activated, or tfjs's own default (cpu) when none was selected. */
 export function selectedBackend(): BackendName {
   return selected ?? 'cpu';
+}
+
+/** The backend PPO's update thread starts on: the WebGPU backend chosen for a training run's updates, else selectedBackend(). */
+export function updateBackend(): BackendName {
+  return updatesOn ?? selectedBackend();
 }
 
 /** A backend that was asked for by name and cannot run here. */
@@ -60,14 +75,20 @@ export interface SelectedBackend {
 export interface BackendSelectionOptions {
   /** false keeps 'auto' off the GPU (what --torch-device cpu asks for). */
   readonly allowGpu?: boolean;
-  /** A CUDA device index for tensorflow-gpu (from --torch-device cuda:N). */
-  readonly cudaDevice?: number;
+  /**
+   * Set for a training run: why its updates cannot run on WebGPU, or null when they can (PPO's,
+   * in its update thread: see updateBackend()). Acting reads its actions back at every step, which
+   * tfjs's webgpu backend cannot do synchronously in Node, so a WebGPU backend chosen for a
+   * training run takes the updates only, and the main thread acts on wasm.
+   */
+  readonly gpuUpdatesRefusal?: string | null;
 }
 
 /**
  * Loads and activates a backend. 'auto' tries BACKEND_ORDER and logs which one runs and why the
- * faster ones did not; a backend asked for by name that cannot load is an error naming its
- * package and how to install it.
+ * faster ones did not; a WebGPU backend asked for by name that cannot run falls back to wasm with
+ * one warning saying why; any other backend asked for by name that cannot load is an error
+ * naming its package and how to install it.
  */
 export async function selectBackend(
   requested: Backend,
@@ -76,32 +97,35 @@ export async function selectBackend(
 ): Promise<SelectedBackend> {
   // Production mode skips tfjs's debug checks and its console banner about tfjs-node.
   tf.enableProdMode();
+  if (WEBGPU_ADAPTERS[requested as BackendName] !== undefined) {
+    const name = requested as BackendName;
+    const failure = await activate(name, options);
+    if (failure === null) return chosen(name, logger);
+    logger.warning(`The ${name} backend cannot run (${failure}): running the models on wasm instead.`);
+    return selectBackend('wasm', logger, options);
+  }
   if (requested !== 'auto') {
     const failure = await activate(requested, options);
     if (failure !== null) {
       throw new BackendUnavailableError(`The ${requested} backend cannot run: ${failure}`);
     }
-    selected = requested;
-    logger.info(`Running the models on the ${requested} backend (${BACKENDS[requested].packageName}).`);
     const gpuAbsence = requested === 'tensorflow-gpu' ? cudaGpuAbsence() : null;
+    const result = chosen(requested, logger);
     if (gpuAbsence !== null) logger.warning(`tensorflow-gpu was asked for but ${gpuAbsence}: libtensorflow runs on the CPU.`);
-    return { name: requested, packageName: BACKENDS[requested].packageName };
+    return result;
   }
   const passedOver: string[] = [];
   for (const name of BACKEND_ORDER) {
-    if (name === 'tensorflow-gpu') {
-      const gpuFailure = options.allowGpu === false ? 'the torch device is the CPU' : cudaGpuAbsence();
-      if (gpuFailure !== null) {
-        passedOver.push(`${name}: ${gpuFailure}`);
-        continue;
-      }
+    const gpuFailure = gpuBackendAbsence(name, options);
+    if (gpuFailure !== null) {
+      passedOver.push(`${name}: ${gpuFailure}`);
+      continue;
     }
     const failure = await activate(name, options);
     if (failure === null) {
-      selected = name;
-      logger.info(`Running the models on the ${name} backend (${BACKENDS[name].packageName}).`);
+      const result = chosen(name, logger);
       for (const line of passedOver) logger.info(`Backend ${line}`);
-      return { name, packageName: BACKENDS[name].packageName };
+      return result;
     }
     passedOver.push(`${name}: ${failure}`);
   }
@@ -109,9 +133,33 @@ export async function selectBackend(
   throw new BackendUnavailableError(`No tfjs backend could start:\n  ${passedOver.join('\n  ')}`);
 }
 
+/** Records and logs the backend that now runs the models. */
+function chosen(name: BackendName, logger: Logger): SelectedBackend {
+  const { packageName } = BACKENDS[name];
+  if (WEBGPU_ADAPTERS[name] === undefined) {
+    selected = name;
+    updatesOn = null;
+    logger.info(`Running the models on the ${name} backend (${packageName}).`);
+  } else if (updatesOn === name) {
+    logger.info(`Running the updates on the ${name} backend (${packageName}) on ${webGpuAdapter}, in the update thread; acting on the wasm backend.`);
+  } else {
+    selected = name;
+    logger.info(`Running the models on the ${name} backend (${packageName}) on ${webGpuAdapter}.`);
+  }
+  return { name, packageName };
+}
+
+/** Why 'auto' skips a GPU backend without trying it, or null. */
+function gpuBackendAbsence(name: BackendName, options: BackendSelectionOptions): string | null {
+  if (name !== 'tensorflow-gpu' && name !== 'webgpu') return null;
+  if (options.allowGpu === false) return 'the torch device is the CPU';
+  return name === 'tensorflow-gpu' ? cudaGpuAbsence() : null;
+}
+
 /**
  * What upstream's --torch-device means here: unset lets 'auto' choose, 'cpu' keeps auto off the
- * GPU, 'cuda' and 'cuda:N' ask for tensorflow-gpu (on device N).
+ * GPU, 'cuda', 'cuda:N' and 'gpu' ask for the GPU through WebGPU. WebGPU takes Dawn's
+ * high-performance adapter: a CUDA device index has no counterpart, and is said so in the log.
  */
 export function backendForTorchDevice(device: string | null | undefined): {
   requested: Backend;
@@ -123,22 +171,32 @@ export function backendForTorchDevice(device: string | null | undefined): {
   if (device === 'cpu') {
     return { requested: 'auto', options: { allowGpu: false } };
   }
-  const cuda = /^cuda(?::(\d+))?$/.exec(device);
-  if (cuda !== null) {
-    const index = cuda[1] === undefined ? undefined : Number(cuda[1]);
-    return { requested: 'tensorflow-gpu', options: index === undefined ? {} : { cudaDevice: index } };
-  }
+  if (/^(cuda(:\d+)?|gpu)$/.test(device)) return { requested: 'webgpu', options: {} };
   throw new BackendUnavailableError(
-    `--torch-device ${device} has no tfjs counterpart: use cpu, cuda or cuda:N (or our --backend flag).`,
+    `--torch-device ${device} has no tfjs counterpart: use cpu, cuda, cuda:N or gpu (or our --backend flag).`,
   );
 }
+
+/** The adapter the WebGPU backend runs on, as the log names it. */
+let webGpuAdapter = '';
 
 /** Loads and activates one backend; returns null on success, otherwise why it cannot run. */
 async function activate(name: BackendName, options: BackendSelectionOptions): Promise<string | null> {
   const { packageName, tfjsName } = BACKENDS[name];
-  if (name === 'tensorflow-gpu' && options.cudaDevice !== undefined && process.env.CUDA_VISIBLE_DEVICES === undefined) {
-    // libtensorflow reads this once, when it loads: it makes device N the one it sees.
-    process.env.CUDA_VISIBLE_DEVICES = String(options.cudaDevice);
+  const adapterKind = WEBGPU_ADAPTERS[name];
+  if (adapterKind !== undefined) {
+    const training = options.gpuUpdatesRefusal !== undefined;
+    const started = await activateWebGpu(adapterKind, !training);
+    if ('failure' in started) return started.failure;
+    webGpuAdapter = adapterLine(started.adapter);
+    if (!training) return null;
+    if (options.gpuUpdatesRefusal !== null) return `found the adapter ${webGpuAdapter}, but ${options.gpuUpdatesRefusal}`;
+    // The update thread starts WebGPU on its own; this thread acts on wasm.
+    const actingFailure = await activate('wasm', {});
+    if (actingFailure !== null) return `acting needs the wasm backend: ${actingFailure}`;
+    selected = 'wasm';
+    updatesOn = name;
+    return null;
   }
   if (name === 'tensorflow' || name === 'tensorflow-gpu') {
     const loadFailure = requireOptional(packageName);

@@ -24,7 +24,7 @@ import { ConditionalEncoder } from './layers/conditional-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from './layers/layer';
 import { BodyEncoder, LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
-import { tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, runPass, tensorValues, transposeInto } from './tensor-io';
 
 /** A network body's traced pass (layers/layer.ts): the encoding, and d/d one observation from d/d encoding. */
 export interface TracedBodyPass {
@@ -128,14 +128,14 @@ export class NetworkBody {
     return this.memory.forward(encoding, memories, count, 1, parameters, false);
   }
 
-  /** The encoded observations (count x layout.width): ObservationEncoder.encode(). */
+  /** The encoded observations (count x layout.width): ObservationEncoder.encode(), a reading pass. */
   encodeObservations(
     observations: readonly Float32Array[],
     vectorRows: Float32Array,
     count: number,
     source: ParameterSource,
     keep: boolean,
-  ): Float32Array {
+  ): ReadingPass<Float32Array> {
     return this.observationEncoder.encode(observations, vectorRows, count, source, keep);
   }
 
@@ -145,7 +145,7 @@ export class NetworkBody {
    * backwardColumns() may follow in the same scope.
    */
   forwardColumns(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, source: ParameterSource, keep: boolean): tf.Tensor2D {
-    const rows = this.encodeObservations(observations, vectorRows, count, source, keep);
+    const rows = runPass(this.encodeObservations(observations, vectorRows, count, source, keep));
     const columns = new Float32Array(this.inputWidth * count);
     transposeInto(rows, count, this.inputWidth, columns);
     return this.bodyEncoder.forwardColumns(tf.tensor2d(columns, [this.inputWidth, count]), source, keep);

@@ -52,7 +52,7 @@ import { LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
 import { ResidualSelfAttention } from './layers/residual-self-attention';
 import { RunningNormalizer } from './normalizer';
-import { tensorValues } from './tensor-io';
+import { runPass, tensorValues } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 
 /**
@@ -484,7 +484,7 @@ export class PocaCritic {
     }
     const rows = this.layout.vectorRows(memberObs, n * memberCount);
     const vectorRows = this.normalizer === null ? rows : this.normalizer.normalizeRows(rows, n * memberCount);
-    const encodings = this.observationEncoder.encode(memberObs, vectorRows, n * memberCount, this.source, keep);
+    const encodings = runPass(this.observationEncoder.encode(memberObs, vectorRows, n * memberCount, this.source, keep));
     const presence = new Float32Array(n);
     for (let i = 0; i < n; i++) {
       let present = 0;

@@ -31,7 +31,7 @@ import { Dense, linearLayer } from './layers/dense';
 import { ParameterAllocator, ParameterBlock, ParameterSource, countParameters, sizeOf } from './layers/layer';
 import { Lstm } from './layers/lstm';
 import { NetworkBody, createBodyEncoder } from './network-body';
-import { copyColumns, tensorValues } from './tensor-io';
+import { copyColumns, runPass, tensorValues } from './tensor-io';
 
 export interface QNetworkSettings {
   readonly network: NetworkSettings;
@@ -111,7 +111,7 @@ export class QNetwork {
    * when there are no images. With `keep`, the encoders keep what backward() needs.
    */
   encode(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): Float32Array {
-    return this.body.encodeObservations(observations, vectorRows, count, this.source, keep);
+    return runPass(this.body.encodeObservations(observations, vectorRows, count, this.source, keep));
   }
 
   /**

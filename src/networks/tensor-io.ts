@@ -15,14 +15,119 @@ function hasHeapViews(backend: unknown): backend is HeapBackend {
 }
 
 /**
- * Copies a float32 tensor's values into `target` from `offset`. On the wasm backend this reads
- * the heap directly (dataSync would allocate a copy first); elsewhere dataSync is already cheap.
+ * A float32 tensor's values, to be used at once. On the wasm backend this is a view of its heap
+ * (dataSync would allocate a copy first), valid until the next allocation there; elsewhere
+ * dataSync is already cheap. The webgpu backend cannot read synchronously in Node: a pass that
+ * reads mid-way runs there as a ReadingPass.
  */
-export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset = 0): void {
+function valuesNow(tensor: tf.Tensor): Float32Array {
   const backend = tf.backend();
-  // A heap view is only valid until the next allocation in the heap: it is used at once.
-  const values = hasHeapViews(backend) ? backend.typedArrayFromHeap(tensor) : (tensor.dataSync() as Float32Array);
-  target.set(values, offset);
+  if (hasHeapViews(backend)) return backend.typedArrayFromHeap(tensor);
+  if (tf.getBackend() === 'webgpu') {
+    throw new Error('This pass reads the GPU synchronously mid-way, which the webgpu backend cannot do in Node: it does not run on WebGPU yet.');
+  }
+  return tensor.dataSync() as Float32Array;
+}
+
+/** Copies a float32 tensor's values into `target` from `offset`. */
+export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset = 0): void {
+  target.set(valuesNow(tensor), offset);
+}
+
+/** What a reading pass yields to wait until its gradient writes (writeGradient) are in place. */
+const SETTLE_GRADIENTS = Symbol('settle gradients');
+
+/**
+ * A pass that reads values back mid-way, written once for both kinds of backend: it yields each
+ * tensor whose values it needs and is resumed with a copy of them (or yields SETTLE_GRADIENTS
+ * through gradientsSettled()). runPass reads at once (wasm, cpu); runPassAsync awaits each read
+ * (WebGPU, which reads only asynchronously in Node).
+ */
+export type ReadingPass<T> = Generator<tf.Tensor | typeof SETTLE_GRADIENTS, T, Float32Array>;
+
+/** Within a reading pass: waits until every gradient it wrote is in its array. */
+export function* gradientsSettled(): ReadingPass<void> {
+  yield SETTLE_GRADIENTS;
+}
+
+/** Runs a reading pass, each read at once. */
+export function runPass<T>(pass: ReadingPass<T>): T {
+  let step = pass.next();
+  // Gradient writes are already in place on these backends.
+  while (!step.done) step = pass.next(step.value === SETTLE_GRADIENTS ? new Float32Array(0) : tensorValues(step.value));
+  return step.value;
+}
+
+/** Runs a reading pass, each read awaited. */
+export async function runPassAsync<T>(pass: ReadingPass<T>): Promise<T> {
+  let step = pass.next();
+  while (!step.done) {
+    if (step.value === SETTLE_GRADIENTS) {
+      await settleGradients();
+      step = pass.next(new Float32Array(0));
+    } else {
+      step = pass.next(Float32Array.from((await step.value.data()) as Float32Array));
+    }
+  }
+  return step.value;
+}
+
+/** A reading pass of work that reads synchronously (it runs on the backends that can). */
+export function* passReadingNothing<T>(compute: () => T): ReadingPass<T> {
+  return compute();
+}
+
+/** A reading pass whose tensors are freed when it ends (tf.tidy, which cannot span an await). */
+export function* scoped<T>(pass: ReadingPass<T>): ReadingPass<T> {
+  tf.engine().startScope();
+  try {
+    return yield* pass;
+  } finally {
+    tf.engine().endScope();
+  }
+}
+
+/** A gradient copy waiting for settleGradients(), transposed on the way when `transposedFrom` gives its rows and columns. */
+interface PendingWrite {
+  readonly values: tf.Tensor1D;
+  readonly target: Float32Array;
+  readonly offset: number;
+  readonly transposedFrom: readonly [number, number] | null;
+}
+
+const pendingWrites: PendingWrite[] = [];
+
+/**
+ * Copies a gradient tensor into `target` from `offset` (with `transpose`, a matrix's transpose):
+ * at once where the backend reads synchronously; on WebGPU at settleGradients(), all of a pass's
+ * gradients in one read, so that they leave the GPU once a pass rather than once a block.
+ */
+export function writeGradient(tensor: tf.Tensor, target: Float32Array, offset = 0, transpose = false): void {
+  const transposedFrom = transpose ? ([tensor.shape[0], tensor.shape[1]!] as const) : null;
+  if (tf.getBackend() === 'webgpu') {
+    pendingWrites.push({ values: tf.keep(tf.reshape(tensor, [-1])), target, offset, transposedFrom });
+  } else {
+    writeValues(valuesNow(tensor), target, offset, transposedFrom);
+  }
+}
+
+/** Completes the gradient copies writeGradient() left waiting (none off WebGPU). */
+export async function settleGradients(): Promise<void> {
+  const writes = pendingWrites.splice(0);
+  if (writes.length === 0) return;
+  const joined = tf.concat(writes.map((write) => write.values));
+  const values = (await joined.data()) as Float32Array;
+  let start = 0;
+  for (const { values: tensor, target, offset, transposedFrom } of writes) {
+    writeValues(values.subarray(start, start + tensor.size), target, offset, transposedFrom);
+    start += tensor.size;
+  }
+  tf.dispose([joined, ...writes.map((write) => write.values)]);
+}
+
+function writeValues(values: Float32Array, target: Float32Array, offset: number, transposedFrom: readonly [number, number] | null): void {
+  if (transposedFrom === null) target.set(values, offset);
+  else transposeInto(values, transposedFrom[0], transposedFrom[1], target, offset);
 }
 
 /** A float32 tensor's values as a new array (in the tensor's row-major order). */

@@ -1,7 +1,7 @@
 /**
  * The main thread's side of an on-policy trainer's update worker (threaded: true; PPO's
  * ./ppo/update-worker.ts, POCA's ./poca/update-worker.ts): starts the worker on the backend the
- * main thread runs, hands it one update at a time, and turns a worker that fails or exits into an
+ * trainer gives, hands it one update at a time, and turns a worker that fails or exits into an
  * error naming the behavior, so that a waiting trainer never hangs. InFlightUpdate keeps the
  * trainer's one update in flight and its answer; serveUpdates() is the worker's side of the loop.
  */
@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Worker, parentPort, workerData } from 'worker_threads';
 import type { Logger } from '../common/logger';
-import { BackendName, selectBackend, selectedBackend } from '../networks/backend';
+import { BackendName, selectBackend } from '../networks/backend';
 
 /** The trainers that can update in a worker, by the folder their worker script is built in. */
 export type ThreadedTrainerKind = 'ppo' | 'poca';
@@ -34,10 +34,12 @@ export class UpdateThread<Request, Reply> {
   constructor(
     private readonly behaviorName: string,
     private readonly kind: ThreadedTrainerKind,
+    /** The backend the worker updates on (backend.ts's updateBackend(), or the main thread's). */
+    backend: BackendName,
     /** What the worker builds its networks from (its workerData, the backend added). */
     setup: object,
   ) {
-    this.worker = new Worker(updateWorkerScript(kind), { workerData: { ...setup, backend: selectedBackend() } });
+    this.worker = new Worker(updateWorkerScript(kind), { workerData: { ...setup, backend } });
     // An idle worker does not keep the process alive; one with an update in flight does.
     this.worker.unref();
     this.worker.on('message', (reply: Reply) => this.settle((w) => w.resolve(reply)));
@@ -121,18 +123,20 @@ export class InFlightUpdate<Reply> {
 const SILENT: Logger = { debug: () => undefined, info: () => undefined, warning: () => undefined, error: () => undefined };
 
 /**
- * The worker's side: selects the main thread's backend, builds the update function from its
+ * The worker's side: selects the backend the trainer gave, builds the update function from its
  * workerData with `start`, then answers each request with what the update returns (the reply and
  * the memory it transfers back). An error thrown by an update ends the worker: the main thread reports it.
  */
-export function serveUpdates<Setup, Request, Reply>(start: (setup: Setup) => (request: Request) => { reply: Reply; transfer: ArrayBuffer[] }): void {
+export function serveUpdates<Setup, Request, Reply>(
+  start: (setup: Setup) => (request: Request) => { reply: Reply; transfer: ArrayBuffer[] } | Promise<{ reply: Reply; transfer: ArrayBuffer[] }>,
+): void {
   const port = parentPort!;
   const setup = workerData as Setup & { backend: BackendName };
   const started = selectBackend(setup.backend, SILENT).then(() => start(setup));
   port.on('message', (request: Request) => {
     started
-      .then((update) => {
-        const { reply, transfer } = update(request);
+      .then(async (update) => {
+        const { reply, transfer } = await update(request);
         port.postMessage(reply, transfer);
       })
       .catch((error: unknown) => {

@@ -30,15 +30,18 @@ describe('selectBackend', () => {
     expect(lines).toContain(
       'Backend tensorflow: @tensorflow/tfjs-node is not installed (install it with: npm install @tensorflow/tfjs-node)',
     );
-    // tensorflow-gpu comes first and is passed over with its own reason (no GPU here, or not installed).
-    expect(lines[1]).toMatch(/^Backend tensorflow-gpu: /);
+    // The GPU backends come first, each passed over with its own reason (no GPU here, or not installed).
+    expect(lines[1]).toMatch(/^Backend webgpu: /);
+    expect(lines[2]).toMatch(/^Backend tensorflow-gpu: /);
   });
 
   it('auto stays off the GPU when the torch device is the CPU', async () => {
     const logger = memoryLogger();
     const { requested, options } = backendForTorchDevice('cpu');
     await selectBackend(requested, logger, options);
-    expect(logger.lines.map((l) => l.message)).toContain('Backend tensorflow-gpu: the torch device is the CPU');
+    const lines = logger.lines.map((l) => l.message);
+    expect(lines).toContain('Backend webgpu: the torch device is the CPU');
+    expect(lines).toContain('Backend tensorflow-gpu: the torch device is the CPU');
   });
 
   it('loads wasm and cpu by name', async () => {
@@ -71,11 +74,12 @@ describe('backendForTorchDevice', () => {
     expect(backendForTorchDevice(null)).toEqual({ requested: 'auto', options: {} });
     expect(backendForTorchDevice(undefined)).toEqual({ requested: 'auto', options: {} });
     expect(backendForTorchDevice('cpu')).toEqual({ requested: 'auto', options: { allowGpu: false } });
-    expect(backendForTorchDevice('cuda')).toEqual({ requested: 'tensorflow-gpu', options: {} });
-    expect(backendForTorchDevice('cuda:1')).toEqual({ requested: 'tensorflow-gpu', options: { cudaDevice: 1 } });
+    expect(backendForTorchDevice('cuda')).toEqual({ requested: 'webgpu', options: {} });
+    expect(backendForTorchDevice('cuda:1')).toEqual({ requested: 'webgpu', options: {} });
+    expect(backendForTorchDevice('gpu')).toEqual({ requested: 'webgpu', options: {} });
   });
 
   it('refuses devices tfjs has no counterpart for', () => {
-    expect(() => backendForTorchDevice('mps')).toThrow('--torch-device mps has no tfjs counterpart');
+    expect(() => backendForTorchDevice('mps')).toThrow('--torch-device mps has no tfjs counterpart: use cpu, cuda, cuda:N or gpu');
   });
 });

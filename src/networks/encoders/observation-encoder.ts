@@ -16,7 +16,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { EncoderType } from '../../config/settings';
 import type { SeededRandom } from '../../common/random';
 import { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from '../layers/layer';
-import { copyColumns, copyTensorInto, tensorValues } from '../tensor-io';
+import { ReadingPass, copyColumns } from '../tensor-io';
 import { BodyInputLayout, observationLabel } from './body-input';
 import { EntityAttentionEncoder } from './entity-attention';
 import { VisualEncoder } from './visual-encoder';
@@ -67,19 +67,19 @@ export class ObservationEncoder {
    * The encoded observations (count x layout.width): `vectorRows` (count x layout.vectorWidth,
    * normalized when the owner normalizes) with each image's encoding in its place, then the
    * attention's output; `vectorRows` itself when there are neither. With `keep`, the encoders
-   * keep what backward() needs, in the caller's tf.tidy scope.
+   * keep what backward() needs, in the caller's scope. A reading pass (tensor-io.ts): the
+   * encodings are read back to sit beside the vector values.
    */
-  encode(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, source: ParameterSource, keep: boolean): Float32Array {
+  *encode(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, source: ParameterSource, keep: boolean): ReadingPass<Float32Array> {
     if (!this.hasEncoders) return vectorRows;
     const { width, selfWidth, vectorWidth, encodingSize, observationSizes, visualObservations } = this.layout;
     const rows = new Float32Array(count * width);
-    const encoding = new Float32Array(count * encodingSize);
     let column = 0;
     let vectorColumn = 0;
-    observationSizes.forEach((size, k) => {
+    for (const [k, size] of observationSizes.entries()) {
       const e = visualObservations.indexOf(k);
       if (e >= 0) {
-        copyTensorInto(this.visual[e].forward(observations[k], count, source, keep), encoding);
+        const encoding = yield this.visual[e].forward(observations[k], count, source, keep);
         copyColumns(encoding, encodingSize, 0, rows, width, column, encodingSize, count);
         column += encodingSize;
       } else if (this.layout.isVector(k)) {
@@ -87,10 +87,10 @@ export class ObservationEncoder {
         vectorColumn += size;
         column += size;
       }
-    });
+    }
     if (this.attention !== null) {
       const self = selfWidth === 0 ? null : tf.slice(tf.tensor2d(rows, [count, width]), [0, 0], [-1, selfWidth]);
-      const attended = tensorValues(this.attention.forward(self, observations, count, source, keep));
+      const attended = yield this.attention.forward(self, observations, count, source, keep);
       copyColumns(attended, this.attention.outputSize, 0, rows, width, selfWidth, this.attention.outputSize, count);
     }
     return rows;

@@ -27,7 +27,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto } from '../tensor-io';
+import { writeGradient } from '../tensor-io';
 import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 
 export interface Conv2dShape {
@@ -96,8 +96,8 @@ export class Conv2d implements Layer {
     const x = this.input;
     if (x === null) throw new Error('Conv2d.backward() needs a kept forward pass first.');
     const dy = outputGradient as tf.Tensor4D;
-    copyTensorInto(this.weightGradient(x, dy), source.gradient, this.weight.offset);
-    copyTensorInto(tf.sum(dy, [0, 1, 2]), source.gradient, this.bias.offset);
+    writeGradient(this.weightGradient(x, dy), source.gradient, this.weight.offset);
+    writeGradient(tf.sum(dy, [0, 1, 2]), source.gradient, this.bias.offset);
     return needInput ? this.inputGradient(dy, this.weightTensors(source).reversed) : null;
   }
 

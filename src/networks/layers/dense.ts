@@ -20,7 +20,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto, tensorValues, transposeInto } from '../tensor-io';
+import { ReadingPass, transposeInto, writeGradient } from '../tensor-io';
 import { swishBackward } from './activations';
 import { Layer, ParameterAllocator, ParameterBlock, ParameterSource, GraphWriter, TracedParameters, TracedPass, blockValues } from './layer';
 
@@ -81,8 +81,6 @@ export class Dense implements Layer {
   readonly biasOffset: number;
   private tensors: WeightTensors | null = null;
   private readonly transposedScratch: Float32Array;
-  /** dW^T, in backwardOutputColumns() (not transposedScratch: tfjs may hold that one). */
-  private gradientScratch: Float32Array | null = null;
   private kept: KeptPass<tf.Tensor> | null = null;
   private keptInJavaScript: KeptPass<Float32Array> | null = null;
 
@@ -138,8 +136,8 @@ export class Dense implements Layer {
   backward(outputGradient: tf.Tensor, source: ParameterSource, needInput: boolean): tf.Tensor | null {
     const { input: x, gate, output } = keptPass(this.kept);
     const dz = (gate === null ? outputGradient : swishBackward(outputGradient, gate, output!)) as tf.Tensor2D;
-    copyTensorInto(tf.matMul(tf.transpose(dz), x), source.gradient, this.weightOffset);
-    copyTensorInto(tf.sum(dz, 0), source.gradient, this.biasOffset);
+    writeGradient(tf.matMul(tf.transpose(dz), x), source.gradient, this.weightOffset);
+    writeGradient(tf.sum(dz, 0), source.gradient, this.biasOffset);
     if (!needInput) return null;
     const { weight, transposed } = this.weightTensors(source);
     // XNNPACK copies a product's right operand into its own layout once per new tensor (here, per
@@ -163,8 +161,8 @@ export class Dense implements Layer {
   backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean, inputRows?: tf.Tensor2D): tf.Tensor2D | null {
     const { input: x, gate, output } = keptPass(this.kept);
     const dz = (gate === null ? outputGradient : swishBackward(outputGradient, gate, output!)) as tf.Tensor2D;
-    copyTensorInto(tf.matMul(dz, inputRows ?? tf.transpose(x)), source.gradient, this.weightOffset);
-    copyTensorInto(tf.sum(dz, 1), source.gradient, this.biasOffset);
+    writeGradient(tf.matMul(dz, inputRows ?? tf.transpose(x)), source.gradient, this.weightOffset);
+    writeGradient(tf.sum(dz, 1), source.gradient, this.biasOffset);
     return needInput ? (tf.matMul(this.weightTensors(source).transposed, dz) as tf.Tensor2D) : null;
   }
 
@@ -173,10 +171,10 @@ export class Dense implements Layer {
    * only): out x count values. The bias is added here, cheaper than a broadcast op for the few
    * rows of a head.
    */
-  forwardOutputColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): Float32Array {
+  *forwardOutputColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): ReadingPass<Float32Array> {
     if (this.activation !== 'linear') throw new Error('forwardOutputColumns() runs linear layers only.');
     const count = input.shape[1];
-    const values = tensorValues(tf.matMul(this.weightTensors(source).weight, input));
+    const values = yield tf.matMul(this.weightTensors(source).weight, input);
     const p = source.parameters;
     for (let r = 0; r < this.outputs; r++) {
       const bias = p[this.biasOffset + r];
@@ -192,13 +190,11 @@ export class Dense implements Layer {
    */
   backwardOutputColumns(outputGradient: Float32Array, source: ParameterSource, needInput: boolean): tf.Tensor2D | null {
     const { input: x } = keptPass(this.kept);
-    const { inputs, outputs } = this;
+    const { outputs } = this;
     const count = x.shape[1]!;
     const rows = new Float32Array(count * outputs);
     transposeInto(outputGradient, outputs, count, rows);
-    this.gradientScratch ??= new Float32Array(inputs * outputs);
-    copyTensorInto(tf.matMul(x, tf.tensor2d(rows, [count, outputs])), this.gradientScratch);
-    transposeInto(this.gradientScratch, inputs, outputs, source.gradient, this.weightOffset);
+    writeGradient(tf.matMul(x, tf.tensor2d(rows, [count, outputs])), source.gradient, this.weightOffset, true);
     for (let r = 0; r < outputs; r++) {
       let sum = 0;
       for (let i = 0; i < count; i++) sum += outputGradient[r * count + i];

@@ -26,7 +26,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto, tensorValues } from '../tensor-io';
+import { tensorValues, writeGradient } from '../tensor-io';
 import { Dense, linearLayer, tracedMatMul } from './dense';
 import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 import { LayerNorm } from './layer-norm';
@@ -171,9 +171,9 @@ export class HyperNetwork {
       [inputs * outputs, count],
     );
     const generatedGradient = groups === null ? perSample : tf.matMul(perSample, groups.membership);
-    copyTensorInto(tf.matMul(tf.transpose(normalized), tf.transpose(generatedGradient)), source.gradient, this.weight.offset);
-    copyTensorInto(tf.sum(generatedGradient, 1), source.gradient, this.generatedBias.offset);
-    copyTensorInto(tf.sum(outputGradient, 0), source.gradient, this.bias.offset);
+    writeGradient(tf.matMul(tf.transpose(normalized), tf.transpose(generatedGradient)), source.gradient, this.weight.offset);
+    writeGradient(tf.sum(generatedGradient, 1), source.gradient, this.generatedBias.offset);
+    writeGradient(tf.sum(outputGradient, 0), source.gradient, this.bias.offset);
 
     const normalizedGradient = tf.transpose(tf.matMul(weight, generatedGradient));
     let gradient: tf.Tensor | null = this.layerNorm.backward(normalizedGradient, source, true);

@@ -35,6 +35,7 @@ import { keepingEvaluatedNormalizers, packColumns, providerNormalizers } from '.
 import { ModelPolicy, REWARD_BUFFER_LENGTH, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import { Trajectory } from '../trajectory';
 import { InFlightUpdate, UpdateThread } from '../update-thread';
+import { selectedBackend } from '../../networks/backend';
 import { PocaOptimizer } from './optimizer';
 import { PocaUpdateReply, PocaUpdateRequest, createPocaNetworks, fedStateOf, groupBatchOf, restoreFedState, updatePocaOnBuffer } from './update';
 
@@ -234,7 +235,7 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
 
   /** Hands the full buffer (its memory moves to the worker), what the main thread feeds and the step to the worker. */
   private startWorkerUpdate(): void {
-    this.updateThread ??= new UpdateThread(this.behaviorName, 'poca', {
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'poca', selectedBackend(), {
       behaviorName: this.behaviorName,
       observationSpecs: this.spec.observationSpecs,
       continuousSize: this.spec.actionSpec.continuousSize,

@@ -22,6 +22,7 @@ import { AgentBuffer, BufferKey, RewardSignalKeys, groupObservationKey, groupSlo
 import { rowsAtSequenceStarts } from '../critic-memories';
 import { PackedColumn } from '../ppo/update-protocol';
 import { PpoUpdateMeans, minibatchOf, trainOnBuffer } from '../ppo/update';
+import { passReadingNothing, runPass } from '../../networks/tensor-io';
 import { ExtrinsicRewardProvider } from '../reward-signals/extrinsic';
 import { createRewardProviders } from '../reward-signals/registry';
 import { GroupActionBatch } from '../../networks/poca-critic';
@@ -55,9 +56,11 @@ export function createPocaNetworks(behavior: string, spec: BehaviorSpec, setting
 export function updatePocaOnBuffer(optimizer: PocaOptimizer, buffer: AgentBuffer, settings: PocaTrainerSettings, random: () => number, step: number): PpoUpdateMeans {
   const sequenceLength = settings.network_settings.memory?.sequence_length ?? 1;
   const signals = Object.keys(settings.reward_signals);
-  return trainOnBuffer(buffer, { ...settings.hyperparameters, sequenceLength }, optimizer, random, step, (batch) => ({
-    ...optimizer.update(pocaMinibatchOf(batch, signals, optimizer.critic.memorySize > 0 ? sequenceLength : null), step),
-  }));
+  return runPass(
+    trainOnBuffer(buffer, { ...settings.hyperparameters, sequenceLength }, optimizer, random, step, (batch) =>
+      passReadingNothing(() => ({ ...optimizer.update(pocaMinibatchOf(batch, signals, optimizer.critic.memorySize > 0 ? sequenceLength : null), step) })),
+    ),
+  );
 }
 
 /** A POCA minibatch of a buffer's rows: PPO's, the baselines and the group; `sequenceLength` with memory (null without). */

@@ -7,6 +7,7 @@
 import type { PPOSettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
+import { ReadingPass, runPass, scoped } from '../../networks/tensor-io';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { CheckpointedOptimizer } from '../optimizer-checkpoint';
 import { decayedValue } from '../../networks/schedule';
@@ -86,12 +87,19 @@ export class PpoOptimizer extends CheckpointedOptimizer {
 
   /** One gradient step on one minibatch, at training step `step` (for the schedules). */
   update(batch: PpoMinibatch, step: number): PpoUpdateStats {
+    return runPass(this.updatePass(batch, step));
+  }
+
+  /** update() as a reading pass (tensor-io.ts): runPassAsync runs it on WebGPU. */
+  *updatePass(batch: PpoMinibatch, step: number): ReadingPass<PpoUpdateStats> {
     checkMinibatch(batch, this.model);
     const { learningRate, epsilon, beta } = this.scheduleAt(step);
     const model = this.model;
-    const { gradient, loss } = model.computeGradient(batch.observations, batch.count, (outputs, gradients) =>
-      ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients),
-      batch.sequences,
+    const { gradient, loss } = yield* scoped(
+      model.gradientPass(batch.observations, batch.count, (outputs, gradients) =>
+        ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients),
+        batch.sequences,
+      ),
     );
     const { policyLoss, valueLoss, loss: total } = loss;
     if (!Number.isFinite(total)) {

@@ -32,6 +32,9 @@ import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, providerNormalizers, restoreUpdatedState } from './update-protocol';
 import { InFlightUpdate, UpdateThread } from '../update-thread';
+import type { Logger } from '../../common/logger';
+import { BackendName, selectedBackend, updateBackend } from '../../networks/backend';
+import { ppoUpdatesOnGpuRefusal } from '../gpu-updates';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -48,6 +51,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   private readonly hyperparameters: PPOSettings;
   private readonly spec: BehaviorSpec;
   private readonly seed: number;
+  private readonly logger: Logger | null;
   /** threaded: true: the worker that runs the updates, started at the first one. */
   private updateThread: UpdateThread<UpdateRequest, UpdateReply> | null = null;
   /** The update running in the worker, and its answer. */
@@ -62,6 +66,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     this.hyperparameters = options.settings.hyperparameters;
     this.spec = options.spec;
     this.seed = options.seed;
+    this.logger = options.logger ?? null;
     ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.behaviorName, options.spec, options.settings, options.seed, options.logger ?? null));
     this.policy = new ModelPolicy(this.model);
     this.criticMemories = new CriticMemories(this.model, this.sequenceLength);
@@ -117,9 +122,19 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     return changed;
   }
 
+  /** The backend the worker updates on: the one chosen for updates, unless this behavior's observations keep it off WebGPU. */
+  private workerBackend(): BackendName {
+    const backend = updateBackend();
+    if (backend === selectedBackend()) return backend;
+    const refusal = ppoUpdatesOnGpuRefusal(this.spec, this.settings.network_settings.vis_encode_type);
+    if (refusal === null) return backend;
+    this.logger?.warning(`Behavior ${this.behaviorName}: ${refusal}; its updates run on the ${selectedBackend()} backend.`);
+    return selectedBackend();
+  }
+
   /** Hands the full buffer (its memory moves to the worker), the normalizer and the step to the worker. */
   private startWorkerUpdate(): void {
-    this.updateThread ??= new UpdateThread(this.behaviorName, 'ppo', {
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'ppo', this.workerBackend(), {
       behaviorName: this.behaviorName,
       observationSpecs: this.spec.observationSpecs,
       continuousSize: this.spec.actionSpec.continuousSize,

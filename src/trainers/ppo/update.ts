@@ -15,6 +15,7 @@ import { AgentBuffer, BufferKey, RewardSignalKeys, observationKey } from '../buf
 import { rowsAtSequenceStarts } from '../critic-memories';
 import { PpoMinibatch } from './loss';
 import { PpoOptimizer, PpoUpdateStats } from './optimizer';
+import { ReadingPass, runPass } from '../../networks/tensor-io';
 import type { PpoTrainerSettings } from './trainer';
 import type { Logger } from '../../common/logger';
 import { RewardProvider, accumulateStats, rewardBatchOf } from '../reward-signals/reward-provider';
@@ -59,12 +60,23 @@ export function updateOnBuffer(
   random: () => number,
   step: number,
 ): PpoUpdateMeans {
+  return runPass(updatePassOnBuffer(optimizer, buffer, hyperparameters, random, step));
+}
+
+/** updateOnBuffer() as a reading pass (tensor-io.ts): the update thread runs it with runPassAsync, on WebGPU too. */
+export function updatePassOnBuffer(
+  optimizer: PpoOptimizer,
+  buffer: AgentBuffer,
+  hyperparameters: Pick<PPOSettings, 'batch_size' | 'num_epoch'>,
+  random: () => number,
+  step: number,
+): ReadingPass<PpoUpdateMeans> {
   const sequenceLength = optimizer.model.options.network.memory?.sequence_length ?? 1;
   const signals = optimizer.model.rewardSignals;
   const memory = optimizer.model.memorySize > 0 ? sequenceLength : null;
-  return trainOnBuffer(buffer, { ...hyperparameters, sequenceLength }, optimizer, random, step, (batch) => ({
-    ...optimizer.update(minibatchOf(batch, signals, memory), step),
-  }));
+  return trainOnBuffer(buffer, { ...hyperparameters, sequenceLength }, optimizer, random, step, function* (batch) {
+    return { ...(yield* optimizer.updatePass(minibatchOf(batch, signals, memory), step)) };
+  });
 }
 
 /**
@@ -74,14 +86,14 @@ export function updateOnBuffer(
  * that train after it on the same minibatch, behavioral cloning once at the end; the mean of
  * each statistic.
  */
-export function trainOnBuffer(
+export function* trainOnBuffer(
   buffer: AgentBuffer,
   hyperparameters: Pick<PPOSettings, 'batch_size' | 'num_epoch'> & { readonly sequenceLength: number },
   optimizer: { readonly rewardProviders: ReadonlyMap<string, RewardProvider>; readonly behavioralCloning: BehavioralCloning | null },
   random: () => number,
   step: number,
-  updateMinibatch: (batch: AgentBuffer) => Record<string, number>,
-): PpoUpdateMeans {
+  updateMinibatch: (batch: AgentBuffer) => ReadingPass<Record<string, number>>,
+): ReadingPass<PpoUpdateMeans> {
   const { num_epoch: numEpoch, sequenceLength } = hyperparameters;
   // As upstream: at least one sequence, and whole ones.
   const batchSize = Math.max(hyperparameters.batch_size - (hyperparameters.batch_size % sequenceLength), sequenceLength);
@@ -95,7 +107,7 @@ export function trainOnBuffer(
     buffer.shuffle(sequenceLength, random);
     for (let b = 0; b < batchCount; b++) {
       const batch = buffer.makeMiniBatch(b * batchSize, (b + 1) * batchSize);
-      accumulateStats(totals, updateMinibatch(batch));
+      accumulateStats(totals, yield* updateMinibatch(batch));
       // Upstream's update_reward_signals: each signal trains on the same minibatch, after the policy.
       if (trainedSignals.length > 0) {
         const rewardBatch = rewardBatchOf(batch);

@@ -36,7 +36,7 @@ import { ParameterBlock, ParameterSource, sequentialAllocator } from '../../netw
 import { LinearEncoder } from '../../networks/layers/linear-encoder';
 import { NetworkBody } from '../../networks/network-body';
 import { RunningNormalizer } from '../../networks/normalizer';
-import { tensorValues } from '../../networks/tensor-io';
+import { runPass, tensorValues } from '../../networks/tensor-io';
 import type { RewardBatch, RewardProvider } from './reward-provider';
 
 /** Upstream's beta: the forward loss's share of the loss, the inverse loss taking the rest. */
@@ -257,7 +257,7 @@ export class CuriosityRewardProvider implements RewardProvider {
     for (let f = 0; f < hidden; f++) input.set(states.subarray(f * 2 * count, f * 2 * count + count), f * count);
     this.flattenActions(batch, input, hidden * count);
     const features = this.forwardModel.forwardColumns(tf.tensor2d(input, [hidden + this.flatActionSize, count]), this.source, keep);
-    return this.nextStatePrediction.forwardOutputColumns(features, this.source, keep);
+    return runPass(this.nextStatePrediction.forwardOutputColumns(features, this.source, keep));
   }
 
   /** The inverse model's outputs (continuous values, then branch logits; each count wide) from [s; s']. */
@@ -269,7 +269,7 @@ export class CuriosityRewardProvider implements RewardProvider {
       input.set(states.subarray(f * 2 * count + count, (f + 1) * 2 * count), (hidden + f) * count);
     }
     const features = this.inverseModel.forwardColumns(tf.tensor2d(input, [2 * hidden, count]), this.source, keep);
-    return this.actionPrediction.forwardOutputColumns(features, this.source, keep);
+    return runPass(this.actionPrediction.forwardOutputColumns(features, this.source, keep));
   }
 
   /** Upstream's ActionFlattener, feature-major into `target` from `offset`: continuous values, then each branch one-hot. */

@@ -15,6 +15,7 @@ import { BodyEncoder, LinearEncoder } from '../../../src/networks/layers/linear-
 import { ConditionalEncoder } from '../../../src/networks/layers/conditional-encoder';
 import { ParameterAllocator, ParameterSource, blockValues, sizeOf } from '../../../src/networks/layers/layer';
 import { parameterStore } from '../../helpers/parameter-store';
+import { runPass } from '../../../src/networks/tensor-io';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -75,7 +76,7 @@ function threeWays(layer: Dense | BodyEncoder, inputs: number, outputs: number):
     outputColumns: (x, dy, count, source) =>
       tf.tidy(() => {
         if (!(layer instanceof Dense)) throw new Error('output layers are Dense');
-        const y = layer.forwardOutputColumns(tf.tensor2d(transpose(x, count, inputs), [inputs, count]), source, true);
+        const y = runPass(layer.forwardOutputColumns(tf.tensor2d(transpose(x, count, inputs), [inputs, count]), source, true));
         const dx = layer.backwardOutputColumns(transpose(dy, count, outputs), source, true)!;
         return { y: transpose(y, outputs, count), dx: transpose(dx.dataSync() as Float32Array, inputs, count) };
       }),

@@ -295,7 +295,7 @@ describe('PpoTrainer with threaded: true', () => {
 describe('UpdateThread', () => {
   it('turns a worker that fails into an error naming the behavior, not a hang', async () => {
     // A visual observation: the worker cannot build these networks, so it fails as it starts.
-    const updater = new UpdateThread('Crashing', 'ppo', {
+    const updater = new UpdateThread('Crashing', 'ppo', 'wasm', {
       behaviorName: 'Crashing',
       observationSpecs: [
         { shape: [8, 8, 3], dimensionProperty: [], observationType: ObservationType.DEFAULT, name: 'camera' },

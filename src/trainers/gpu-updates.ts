@@ -1,0 +1,44 @@
+/**
+ * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
+ * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
+ * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update of a policy without
+ * memory, trained on its extrinsic reward, in its update thread, on vector and image observations
+ * (every visual encoder but resnet). The observations a behavior
+ * sends are known only once it connects: ppoUpdatesOnGpuRefusal checks them then.
+ */
+import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
+import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
+import { isVariableLength, isVisual } from '../networks/encoders/body-input';
+
+/** Why this run's updates cannot run on WebGPU, naming the setting; null when they can. */
+export function gpuUpdatesRefusal(options: RunOptions): string | null {
+  if (options.checkpoint_settings.inference) return '--inference runs no updates';
+  const configured: Array<[string, TrainerSettings | null]> = [['default_settings', options.default_settings], ...Object.entries(options.behaviors).map(([name, settings]): [string, TrainerSettings] => [`behaviors.${name}`, settings])];
+  for (const [key, settings] of configured) {
+    if (settings === null) continue;
+    const refusal = settingsRefusal(settings);
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates in their thread, without memory, on the extrinsic reward)`;
+  }
+  return null;
+}
+
+/** Why a behavior's observations, and the encoder of its images, keep its PPO updates off WebGPU, or null. */
+export function ppoUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType): string | null {
+  // resnet's max pooling picks its maxima in JavaScript, mid-pass.
+  if (encoder === 'resnet' && spec.observationSpecs.some((observation) => isVisual(observation.shape))) {
+    return 'its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU';
+  }
+  // Images go through their encoders; variable-length observations' attention and goal signals' hypernetwork still read mid-pass.
+  const other = spec.observationSpecs.find((observation) => isVariableLength(observation) || observation.observationType !== ObservationType.DEFAULT);
+  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update on WebGPU yet`;
+}
+
+function settingsRefusal(settings: TrainerSettings): string | null {
+  if (settings.trainer_type !== 'ppo') return `trainer_type is ${settings.trainer_type}`;
+  if (!settings.threaded) return 'threaded is false';
+  if (settings.network_settings.memory !== null) return 'network_settings.memory is set';
+  const signal = Object.keys(settings.reward_signals).find((name) => name !== 'extrinsic');
+  if (signal !== undefined) return `reward_signals.${signal} is set`;
+  if (settings.behavioral_cloning !== null) return 'behavioral_cloning is set';
+  return null;
+}

@@ -1,0 +1,138 @@
+/**
+ * The WebGPU backend, checked where there is no GPU: on SwiftShader, the CPU Vulkan driver of
+ * Debian's chromium (scripts/ensure-chromium.sh installs it), through scripts/with-swiftshader.sh
+ * in child processes (Vulkan's loader is found through LD_LIBRARY_PATH, read at process start).
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import * as tf from '@tensorflow/tfjs';
+import { memoryLogger } from '../../src/common/logger';
+import { selectBackend } from '../../src/networks/backend';
+import { expectCloseToScale } from '../helpers/expect-close';
+import type { PassesFile } from './fixtures/webgpu-passes';
+import type { PpoUpdateFile } from './fixtures/webgpu-ppo-update';
+
+const ROOT = path.resolve(__dirname, '../..');
+const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
+const hasSwiftShader = fs.existsSync(SWIFTSHADER);
+if (!hasSwiftShader) console.warn(`Skipping the SwiftShader checks: ${SWIFTSHADER} is absent (run scripts/ensure-chromium.sh).`);
+const onSwiftShader = hasSwiftShader ? it : it.skip;
+
+/** Runs a fixture script with tsx under SwiftShader; returns its stdout. */
+function runOnSwiftShader(script: string, args: string[]): string {
+  const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  const result = spawnSync(path.join(ROOT, 'scripts', 'with-swiftshader.sh'), [process.execPath, tsx, path.join(__dirname, 'fixtures', script), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
+  if (result.status !== 0) throw new Error(`${script} failed (${result.status ?? result.signal}):\n${result.stderr}`);
+  return result.stdout;
+}
+
+interface Selection {
+  readonly request: string;
+  readonly selected: string;
+  readonly tfjs: string;
+  readonly updates: string;
+  readonly log: string[];
+}
+
+describe('modules on WebGPU (SwiftShader) against wasm', () => {
+  // Largest difference measured: 8.5e-7 of the largest value (the hypernetwork's input gradient).
+  const TOLERANCE = 1e-5;
+
+  onSwiftShader(
+    'every module that reads nothing mid-pass gives wasm\'s output, input gradient and parameter gradient, its gradients read back once',
+    () => {
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-')), 'passes.json');
+      runOnSwiftShader('webgpu-passes.ts', ['webgpu-software', file]);
+      const passes = JSON.parse(fs.readFileSync(file, 'utf8')) as PassesFile;
+      expect(passes.backend).toBe('webgpu');
+      expect(passes.log).toEqual([expect.stringMatching(/^Running the models on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, software\.$/)]);
+      expect(Object.keys(passes.compared)).toEqual(Object.keys(passes.wasm));
+      for (const [name, wasm] of Object.entries(passes.wasm)) {
+        const gpu = passes.compared[name];
+        expectCloseToScale(gpu.output, wasm.output, `${name}: output`, TOLERANCE);
+        expectCloseToScale(gpu.inputGradient, wasm.inputGradient, `${name}: input gradient`, TOLERANCE);
+        expectCloseToScale(gpu.gradient, wasm.gradient, `${name}: parameter gradient`, TOLERANCE);
+        // Every block's gradient in one read: none for a module without parameters.
+        expect([name, passes.gradientDownloads[name]]).toEqual([name, wasm.gradient.length > 0 ? 1 : 0]);
+      }
+      expect(passes.wasm['nature_cnn encoder'].gradient.some((g) => g !== 0)).toBe(true);
+    },
+    300_000,
+  );
+});
+
+describe('PPO on WebGPU (SwiftShader) against wasm', () => {
+  // Largest difference measured: 9.1e-8 of the largest parameter (2.8e-7 with the camera).
+  const TOLERANCE = 1e-6;
+
+  onSwiftShader('updates give wasm\'s parameters and losses, vector and visual, read back three times each, and the checkpoint resumes on wasm', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-ppo-')), 'ppo.json');
+    runOnSwiftShader('webgpu-ppo-update.ts', ['webgpu-software', file]);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PpoUpdateFile;
+    expect(run.backend).toBe('webgpu');
+    expectCloseToScale(run.compared, run.wasm, 'parameters after two updates', TOLERANCE);
+    run.comparedLosses.forEach((loss, i) => expect(loss).toBeCloseTo(run.wasmLosses[i], 5));
+    // The actor's and the critic's heads for the loss, then every gradient in one read.
+    expect(run.transfers.downloads).toBe(3);
+    // Adam runs in JavaScript: the weights changed go up again (the note in the README counts them).
+    expect(run.transfers.uploads).toBeGreaterThan(0);
+    // The checkpoint is the same file whichever backend wrote it: wasm reads the exact weights back and trains on.
+    expect(run.resumed).toEqual(run.compared);
+    expectCloseToScale(run.resumedUpdated, run.wasmUpdated, 'parameters after a third update on wasm', TOLERANCE);
+    expectCloseToScale(run.visualCompared, run.visualWasm, 'parameters after a visual update', TOLERANCE);
+  }, 120_000);
+});
+
+describe('choosing WebGPU', () => {
+  onSwiftShader('auto refuses the software adapter, a name takes it, and a training run updates on it while acting on wasm', () => {
+    const requests = ['auto', 'webgpu', 'webgpu-software', 'webgpu-software:train', 'webgpu-software:refuse'];
+    const [auto, webgpu, software, training, refused] = JSON.parse(runOnSwiftShader('select-backends.ts', requests)) as Selection[];
+    expect([auto.selected, auto.tfjs]).toEqual(['wasm', 'wasm']);
+    expect(auto.log).toContain(
+      'info: Backend webgpu: the only WebGPU adapter is a software one (google swiftshader (SwiftShader driver 5.0.0, swiftshader-device-subzero-), software), slower than wasm; --backend webgpu-software takes it',
+    );
+    expect(webgpu.selected).toBe('wasm');
+    expect(webgpu.log).toEqual([
+      expect.stringMatching(/^warning: The webgpu backend cannot run \(the only WebGPU adapter is a software one \(google swiftshader .*--backend webgpu-software takes it\): running the models on wasm instead\.$/),
+      'info: Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).',
+    ]);
+    expect([software.selected, software.tfjs, software.updates]).toEqual(['webgpu-software', 'webgpu', 'webgpu-software']);
+    // A training run: this thread acts on wasm, the update thread starts WebGPU.
+    expect([training.selected, training.tfjs, training.updates]).toEqual(['webgpu-software', 'wasm', 'webgpu-software']);
+    expect(training.log).toEqual([
+      expect.stringMatching(/^info: Running the updates on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, software, in the update thread; acting on the wasm backend\.$/),
+    ]);
+    expect([refused.selected, refused.tfjs, refused.updates]).toEqual(['wasm', 'wasm', 'wasm']);
+    expect(refused.log[0]).toMatch(
+      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.trainer_type is sac\): running the models on wasm instead\.$/,
+    );
+  }, 120_000);
+
+  it('with no adapter, webgpu falls back to wasm with one line saying why', async () => {
+    const previous = process.env.VK_ICD_FILENAMES;
+    // A driver list naming no driver: Vulkan finds no device, whatever this machine has.
+    process.env.VK_ICD_FILENAMES = path.join(os.tmpdir(), 'no-such-driver.json');
+    try {
+      const logger = memoryLogger();
+      expect((await selectBackend('webgpu', logger)).name).toBe('wasm');
+      expect(tf.getBackend()).toBe('wasm');
+      expect(logger.lines).toEqual([
+        {
+          level: 'warning',
+          message:
+            'The webgpu backend cannot run (no WebGPU adapter found (no GPU driver Dawn can use: Vulkan, Metal or Direct3D 12)): running the models on wasm instead.',
+        },
+        { level: 'info', message: 'Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).' },
+      ]);
+    } finally {
+      if (previous === undefined) delete process.env.VK_ICD_FILENAMES;
+      else process.env.VK_ICD_FILENAMES = previous;
+    }
+  });
+});
