@@ -15,14 +15,17 @@ function hasHeapViews(backend: unknown): backend is HeapBackend {
 }
 
 /**
- * Copies a float32 tensor's values into `target` from `offset`. On the wasm backend this reads
- * the heap directly (dataSync would allocate a copy first); elsewhere dataSync is already cheap.
+ * A float32 tensor's values, to read at once: on the wasm backend a view of its heap, valid only
+ * until the backend next allocates (dataSync would copy first); elsewhere dataSync's array.
  */
-export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset = 0): void {
+export function tensorView(tensor: tf.Tensor): Float32Array {
   const backend = tf.backend();
-  // A heap view is only valid until the next allocation in the heap: it is used at once.
-  const values = hasHeapViews(backend) ? backend.typedArrayFromHeap(tensor) : (tensor.dataSync() as Float32Array);
-  target.set(values, offset);
+  return hasHeapViews(backend) ? backend.typedArrayFromHeap(tensor) : (tensor.dataSync() as Float32Array);
+}
+
+/** Copies a float32 tensor's values into `target` from `offset`. */
+export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset = 0): void {
+  target.set(tensorView(tensor), offset);
 }
 
 /** A float32 tensor's values as a new array (in the tensor's row-major order). */

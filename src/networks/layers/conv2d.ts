@@ -28,6 +28,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { copyTensorInto } from '../tensor-io';
+import { transposeMerged } from '../transpose';
 import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 
 export interface Conv2dShape {
@@ -143,11 +144,11 @@ export class Conv2d implements Layer {
     const { kernel, stride, padding, outChannels } = this.shape;
     const channels = this.shape.input[2];
     const padded = padding > 0 ? tf.pad(x, [[0, 0], [padding, padding], [padding, padding], [0, 0]]) : x;
-    const byChannel = tf.transpose(padded, [3, 1, 2, 0]) as tf.Tensor4D;
-    const gradientFilter = tf.transpose(dy, [1, 2, 0, 3]) as tf.Tensor4D;
+    const byChannel = transposeMerged(padded, [3, 1, 2, 0]) as tf.Tensor4D;
+    const gradientFilter = transposeMerged(dy, [1, 2, 0, 3]) as tf.Tensor4D;
     const taps = tf.conv2d(byChannel, gradientFilter, 1, 'valid', 'NHWC', stride);
     // [in, k', k', out], k' >= k where the stride does not divide the input: the first k taps.
-    return tf.transpose(tf.slice(taps, [0, 0, 0, 0], [channels, kernel, kernel, outChannels]), [3, 1, 2, 0]);
+    return transposeMerged(tf.slice(taps, [0, 0, 0, 0], [channels, kernel, kernel, outChannels]), [3, 1, 2, 0]);
   }
 
   /** dX from dY. */
@@ -259,14 +260,14 @@ export class Conv2d implements Layer {
    * strides the flipped taps of each stride phase.
    */
   private reversedFiltersOf(weight: tf.Tensor4D): ReversedFilters {
-    if (this.shape.stride === 1) return { flipped: tf.transpose(tf.reverse(weight, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D, phases: [] };
+    if (this.shape.stride === 1) return { flipped: transposeMerged(tf.reverse(weight, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D, phases: [] };
     return { flipped: null, phases: phaseFilters(weight, this.shape) };
   }
 }
 
 /** tf.conv2d's filter (k x k x in x out) from a weight tensor (out x k x k x in, as the block). */
 function filterOf(weight: tf.Tensor4D): tf.Tensor4D {
-  return tf.transpose(weight, [1, 2, 3, 0]) as tf.Tensor4D;
+  return transposeMerged(weight, [1, 2, 3, 0]) as tf.Tensor4D;
 }
 
 /** The filters of dX (see reversedFiltersOf): `flipped` at stride 1, else `phases`. */
@@ -298,7 +299,7 @@ function phaseFilters(weight: tf.Tensor4D, shape: Conv2dShape): Phase[] {
         continue;
       }
       const picked = tf.stridedSlice(weight, [0, ry, rx, 0], [outChannels, kernel, kernel, channels], [1, stride, stride, 1]);
-      phases.push({ taps: [tapsY, tapsX], filter: tf.transpose(tf.reverse(picked, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D });
+      phases.push({ taps: [tapsY, tapsX], filter: transposeMerged(tf.reverse(picked, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D });
     }
   }
   return phases;
