@@ -27,7 +27,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto } from '../tensor-io';
+import { copyTensorInto, transposeInto } from '../tensor-io';
 import { transposeMerged } from '../transpose';
 import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 
@@ -237,20 +237,23 @@ export class Conv2d implements Layer {
       const { filter, reversed, bias } = this.tensors;
       tf.dispose([filter, bias, ...(reversed.flipped === null ? [] : [reversed.flipped]), ...reversed.phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
     }
-    const { kernel, outChannels } = this.shape;
+    // Rearranged in JavaScript: a few thousand values, where the same ops on tensors (tf.stridedSlice,
+    // reverse and transposes for every phase) cost several ms a layer on the wasm backend.
+    const { kernel, stride, outChannels } = this.shape;
     const channels = this.shape.input[2];
     const values = blockValues(source.parameters, this.weight);
-    let kept!: { filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D };
-    tf.tidy(() => {
-      const weight = tf.tensor4d(values, [outChannels, kernel, kernel, channels]);
-      const { flipped, phases } = this.reversedFiltersOf(weight);
-      kept = {
-        filter: tf.keep(filterOf(weight)),
-        reversed: { flipped: flipped === null ? null : tf.keep(flipped), phases: phases.map((phase) => ({ ...phase, filter: phase.filter === null ? null : tf.keep(phase.filter) })) },
-        bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
-      };
-    });
-    this.tensors = { version: source.version, ...kept };
+    const filter = new Float32Array(values.length);
+    transposeInto(values, outChannels, kernel * kernel * channels, filter);
+    const phases = phaseTaps(this.shape).map(({ ry, rx, taps }) => ({
+      taps,
+      filter: taps[0] === 0 || taps[1] === 0 ? null : tf.keep(tf.tensor4d(flippedPhase(values, this.shape, ry, rx, taps), [taps[0], taps[1], outChannels, channels])),
+    }));
+    this.tensors = {
+      version: source.version,
+      filter: tf.keep(tf.tensor4d(filter, [kernel, kernel, channels, outChannels])),
+      reversed: stride === 1 ? { flipped: phases[0].filter, phases: [] } : { flipped: null, phases },
+      bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
+    };
     return this.tensors;
   }
 
@@ -289,18 +292,38 @@ interface Phase {
 function phaseFilters(weight: tf.Tensor4D, shape: Conv2dShape): Phase[] {
   const { kernel, stride } = shape;
   const [outChannels, , , channels] = weight.shape;
+  return phaseTaps(shape).map(({ ry, rx, taps }) => {
+    if (taps[0] === 0 || taps[1] === 0) return { taps, filter: null };
+    const picked = tf.stridedSlice(weight, [0, ry, rx, 0], [outChannels, kernel, kernel, channels], [1, stride, stride, 1]);
+    return { taps, filter: transposeMerged(tf.reverse(picked, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D };
+  });
+}
+
+/** The stride phases (ry, rx), row by row, each with its taps in y and x (0 where the kernel is smaller than the stride). */
+function phaseTaps({ kernel, stride }: Conv2dShape): Array<{ ry: number; rx: number; taps: [number, number] }> {
   const taps = (phase: number) => Math.max(0, Math.ceil((kernel - phase) / stride));
-  const phases: Phase[] = [];
+  const phases = [];
   for (let ry = 0; ry < stride; ry++) {
-    for (let rx = 0; rx < stride; rx++) {
-      const [tapsY, tapsX] = [taps(ry), taps(rx)];
-      if (tapsY === 0 || tapsX === 0) {
-        phases.push({ taps: [tapsY, tapsX], filter: null });
-        continue;
-      }
-      const picked = tf.stridedSlice(weight, [0, ry, rx, 0], [outChannels, kernel, kernel, channels], [1, stride, stride, 1]);
-      phases.push({ taps: [tapsY, tapsX], filter: transposeMerged(tf.reverse(picked, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D });
-    }
+    for (let rx = 0; rx < stride; rx++) phases.push({ ry, rx, taps: [taps(ry), taps(rx)] as [number, number] });
   }
   return phases;
+}
+
+/** phaseFilters()'s filter of phase (ry, rx), from the block's values: tap (t, u) is kernel row ry + s (taps y - 1 - t), column rx + s (taps x - 1 - u). */
+function flippedPhase(weights: Float32Array, { kernel, stride, outChannels, input }: Conv2dShape, ry: number, rx: number, [tapsY, tapsX]: [number, number]): Float32Array {
+  const channels = input[2];
+  const filter = new Float32Array(tapsY * tapsX * outChannels * channels);
+  let at = 0;
+  for (let t = 0; t < tapsY; t++) {
+    const ky = ry + stride * (tapsY - 1 - t);
+    for (let u = 0; u < tapsX; u++) {
+      const kx = rx + stride * (tapsX - 1 - u);
+      for (let o = 0; o < outChannels; o++) {
+        const from = ((o * kernel + ky) * kernel + kx) * channels;
+        filter.set(weights.subarray(from, from + channels), at);
+        at += channels;
+      }
+    }
+  }
+  return filter;
 }
