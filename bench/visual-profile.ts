@@ -41,7 +41,8 @@ interface Entry {
 const entries = new Map<string, Entry>();
 
 /** The label of one layer: its kind and shape. */
-function describe(kind: string, layer: { outputShape: readonly number[]; shape?: Conv2d['shape'] }): string {
+function describe(kind: string, layer: { outputShape?: readonly number[]; shape?: Conv2d['shape'] }): string {
+  if (layer.outputShape === undefined) return kind;
   if (layer.shape === undefined) return `${kind} -> ${layer.outputShape.join('x')}`;
   const { input, outChannels, kernel, stride, padding } = layer.shape;
   return `${kind} ${kernel}x${kernel}/${stride}${padding > 0 ? ` pad ${padding}` : ''} ${input.join('x')} -> ${outChannels}`;
@@ -58,7 +59,7 @@ function convolutionFlops(conv: Conv2d): number {
 function timeMethod(prototype: object, kind: string, method: string): void {
   const target = prototype as Record<string, (...args: unknown[]) => unknown>;
   const original = target[method];
-  target[method] = function (this: { outputShape: readonly number[]; shape?: Conv2d['shape'] }, ...args: unknown[]) {
+  target[method] = function (this: { outputShape?: readonly number[]; shape?: Conv2d['shape'] }, ...args: unknown[]) {
     const start = cpuMs();
     const result = original.apply(this, args);
     const label = `${describe(kind, this)}: ${method}`;
