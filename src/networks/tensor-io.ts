@@ -20,7 +20,7 @@ function hasHeapViews(backend: unknown): backend is HeapBackend {
  * dataSync is already cheap. The webgpu backend cannot read synchronously in Node: a pass that
  * reads mid-way runs there as a ReadingPass.
  */
-function valuesNow(tensor: tf.Tensor): Float32Array {
+export function tensorView(tensor: tf.Tensor): Float32Array {
   const backend = tf.backend();
   if (hasHeapViews(backend)) return backend.typedArrayFromHeap(tensor);
   if (tf.getBackend() === 'webgpu') {
@@ -31,7 +31,7 @@ function valuesNow(tensor: tf.Tensor): Float32Array {
 
 /** Copies a float32 tensor's values into `target` from `offset`. */
 export function copyTensorInto(tensor: tf.Tensor, target: Float32Array, offset = 0): void {
-  target.set(valuesNow(tensor), offset);
+  target.set(tensorView(tensor), offset);
 }
 
 /** What a reading pass yields to wait until its gradient writes (writeGradient) are in place. */
@@ -107,7 +107,7 @@ export function writeGradient(tensor: tf.Tensor, target: Float32Array, offset = 
   if (tf.getBackend() === 'webgpu') {
     pendingWrites.push({ values: tf.keep(tf.reshape(tensor, [-1])), target, offset, transposedFrom });
   } else {
-    writeValues(valuesNow(tensor), target, offset, transposedFrom);
+    writeValues(tensorView(tensor), target, offset, transposedFrom);
   }
 }
 

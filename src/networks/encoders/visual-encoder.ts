@@ -12,6 +12,7 @@ import type { EncoderType } from '../../config/settings';
 import { DimensionProperty, ObservationSpec } from '../../env/behavior-spec';
 import type { SeededRandom } from '../../common/random';
 import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass } from '../layers/layer';
+import { transposeMerged } from '../transpose';
 import { UnsupportedModelError } from '../unsupported-model';
 import { ImageShape } from './conv-stack';
 import { fullyConnectedEncoder } from './fully-connected';
@@ -94,7 +95,7 @@ export class VisualEncoder {
   forward(observations: Float32Array, count: number, source: ParameterSource, keep: boolean): tf.Tensor2D {
     const { channelFirst, height, width, channels } = this.layout;
     const images = channelFirst
-      ? tf.transpose(tf.tensor4d(observations, [count, channels, height, width]), [0, 2, 3, 1])
+      ? transposeMerged(tf.tensor4d(observations, [count, channels, height, width]), [0, 2, 3, 1])
       : tf.tensor4d(observations, [count, height, width, channels]);
     return this.layers.forward(images, source, keep) as tf.Tensor2D;
   }
@@ -110,12 +111,12 @@ export class VisualEncoder {
    */
   tracedPass(images: tf.Tensor4D, parameters: TracedParameters): TracedPass<tf.Tensor2D, tf.Tensor4D> {
     const { channelFirst } = this.layout;
-    const pass = this.layers.tracedPass(channelFirst ? tf.transpose(images, [0, 2, 3, 1]) : images, parameters);
+    const pass = this.layers.tracedPass(channelFirst ? transposeMerged(images, [0, 2, 3, 1]) : images, parameters);
     return {
       output: pass.output as tf.Tensor2D,
       inputGradient: (dy) => {
         const gradient = pass.inputGradient(dy) as tf.Tensor4D;
-        return channelFirst ? tf.transpose(gradient, [0, 3, 1, 2]) : gradient;
+        return channelFirst ? transposeMerged(gradient, [0, 3, 1, 2]) : gradient;
       },
     };
   }

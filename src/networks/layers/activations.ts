@@ -25,7 +25,8 @@ export class LeakyRelu extends Activation {
 
   forward(input: tf.Tensor, _source: unknown, keep: boolean): tf.Tensor {
     if (keep) this.input = input;
-    return tf.leakyRelu(input, LEAKY_RELU_SLOPE);
+    // The same values as tf.leakyRelu, whose wasm kernel takes about twice as long.
+    return tf.prelu(input, tf.scalar(LEAKY_RELU_SLOPE));
   }
 
   backward(outputGradient: tf.Tensor, _source: unknown, needInput: boolean): tf.Tensor | null {

@@ -27,7 +27,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { writeGradient } from '../tensor-io';
+import { transposeInto, writeGradient } from '../tensor-io';
+import { transposeMerged } from '../transpose';
 import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 
 export interface Conv2dShape {
@@ -97,7 +98,7 @@ export class Conv2d implements Layer {
     if (x === null) throw new Error('Conv2d.backward() needs a kept forward pass first.');
     const dy = outputGradient as tf.Tensor4D;
     writeGradient(this.weightGradient(x, dy), source.gradient, this.weight.offset);
-    writeGradient(tf.sum(dy, [0, 1, 2]), source.gradient, this.bias.offset);
+    writeGradient(biasGradient(dy), source.gradient, this.bias.offset);
     return needInput ? this.inputGradient(dy, this.weightTensors(source).reversed) : null;
   }
 
@@ -111,7 +112,7 @@ export class Conv2d implements Layer {
         value: this.convolve(x, filterOf(w), b),
         gradFunc: (dy: tf.Tensor, [savedX, savedW]: tf.Tensor[]) => {
           const gradient = dy as tf.Tensor4D;
-          return [this.inputGradient(gradient, this.reversedFiltersOf(savedW as tf.Tensor4D)), this.weightGradient(savedX as tf.Tensor4D, gradient), tf.sum(gradient, [0, 1, 2])];
+          return [this.inputGradient(gradient, this.reversedFiltersOf(savedW as tf.Tensor4D)), this.weightGradient(savedX as tf.Tensor4D, gradient), biasGradient(gradient)];
         },
       };
     }) as (x: tf.Tensor4D, w: tf.Tensor4D, b: tf.Tensor) => tf.Tensor4D;
@@ -143,11 +144,11 @@ export class Conv2d implements Layer {
     const { kernel, stride, padding, outChannels } = this.shape;
     const channels = this.shape.input[2];
     const padded = padding > 0 ? tf.pad(x, [[0, 0], [padding, padding], [padding, padding], [0, 0]]) : x;
-    const byChannel = tf.transpose(padded, [3, 1, 2, 0]) as tf.Tensor4D;
-    const gradientFilter = tf.transpose(dy, [1, 2, 0, 3]) as tf.Tensor4D;
+    const byChannel = transposeMerged(padded, [3, 1, 2, 0]) as tf.Tensor4D;
+    const gradientFilter = transposeMerged(dy, [1, 2, 0, 3]) as tf.Tensor4D;
     const taps = tf.conv2d(byChannel, gradientFilter, 1, 'valid', 'NHWC', stride);
     // [in, k', k', out], k' >= k where the stride does not divide the input: the first k taps.
-    return tf.transpose(tf.slice(taps, [0, 0, 0, 0], [channels, kernel, kernel, outChannels]), [3, 1, 2, 0]);
+    return transposeMerged(tf.slice(taps, [0, 0, 0, 0], [channels, kernel, kernel, outChannels]), [3, 1, 2, 0]);
   }
 
   /** dX from dY. */
@@ -236,20 +237,23 @@ export class Conv2d implements Layer {
       const { filter, reversed, bias } = this.tensors;
       tf.dispose([filter, bias, ...(reversed.flipped === null ? [] : [reversed.flipped]), ...reversed.phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
     }
-    const { kernel, outChannels } = this.shape;
+    // Rearranged in JavaScript: a few thousand values, where the same ops on tensors (tf.stridedSlice,
+    // reverse and transposes for every phase) cost several ms a layer on the wasm backend.
+    const { kernel, stride, outChannels } = this.shape;
     const channels = this.shape.input[2];
     const values = blockValues(source.parameters, this.weight);
-    let kept!: { filter: tf.Tensor4D; reversed: ReversedFilters; bias: tf.Tensor1D };
-    tf.tidy(() => {
-      const weight = tf.tensor4d(values, [outChannels, kernel, kernel, channels]);
-      const { flipped, phases } = this.reversedFiltersOf(weight);
-      kept = {
-        filter: tf.keep(filterOf(weight)),
-        reversed: { flipped: flipped === null ? null : tf.keep(flipped), phases: phases.map((phase) => ({ ...phase, filter: phase.filter === null ? null : tf.keep(phase.filter) })) },
-        bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
-      };
-    });
-    this.tensors = { version: source.version, ...kept };
+    const filter = new Float32Array(values.length);
+    transposeInto(values, outChannels, kernel * kernel * channels, filter);
+    const phases = phaseTaps(this.shape).map(({ ry, rx, taps }) => ({
+      taps,
+      filter: taps[0] === 0 || taps[1] === 0 ? null : tf.keep(tf.tensor4d(flippedPhase(values, this.shape, ry, rx, taps), [taps[0], taps[1], outChannels, channels])),
+    }));
+    this.tensors = {
+      version: source.version,
+      filter: tf.keep(tf.tensor4d(filter, [kernel, kernel, channels, outChannels])),
+      reversed: stride === 1 ? { flipped: phases[0].filter, phases: [] } : { flipped: null, phases },
+      bias: tf.keep(tf.tensor1d(blockValues(source.parameters, this.bias))),
+    };
     return this.tensors;
   }
 
@@ -259,14 +263,22 @@ export class Conv2d implements Layer {
    * strides the flipped taps of each stride phase.
    */
   private reversedFiltersOf(weight: tf.Tensor4D): ReversedFilters {
-    if (this.shape.stride === 1) return { flipped: tf.transpose(tf.reverse(weight, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D, phases: [] };
+    if (this.shape.stride === 1) return { flipped: transposeMerged(tf.reverse(weight, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D, phases: [] };
     return { flipped: null, phases: phaseFilters(weight, this.shape) };
   }
 }
 
+/**
+ * db: dY summed over samples and pixels, as rows of a matrix (the same sums; the wasm backend
+ * reduces rank 4 over three axes markedly slower: 42 against 27 ms at 64x84x84x16).
+ */
+function biasGradient(dy: tf.Tensor4D): tf.Tensor1D {
+  return tf.sum(dy.reshape([-1, dy.shape[3]]), 0);
+}
+
 /** tf.conv2d's filter (k x k x in x out) from a weight tensor (out x k x k x in, as the block). */
 function filterOf(weight: tf.Tensor4D): tf.Tensor4D {
-  return tf.transpose(weight, [1, 2, 3, 0]) as tf.Tensor4D;
+  return transposeMerged(weight, [1, 2, 3, 0]) as tf.Tensor4D;
 }
 
 /** The filters of dX (see reversedFiltersOf): `flipped` at stride 1, else `phases`. */
@@ -288,18 +300,38 @@ interface Phase {
 function phaseFilters(weight: tf.Tensor4D, shape: Conv2dShape): Phase[] {
   const { kernel, stride } = shape;
   const [outChannels, , , channels] = weight.shape;
+  return phaseTaps(shape).map(({ ry, rx, taps }) => {
+    if (taps[0] === 0 || taps[1] === 0) return { taps, filter: null };
+    const picked = tf.stridedSlice(weight, [0, ry, rx, 0], [outChannels, kernel, kernel, channels], [1, stride, stride, 1]);
+    return { taps, filter: transposeMerged(tf.reverse(picked, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D };
+  });
+}
+
+/** The stride phases (ry, rx), row by row, each with its taps in y and x (0 where the kernel is smaller than the stride). */
+function phaseTaps({ kernel, stride }: Conv2dShape): Array<{ ry: number; rx: number; taps: [number, number] }> {
   const taps = (phase: number) => Math.max(0, Math.ceil((kernel - phase) / stride));
-  const phases: Phase[] = [];
+  const phases = [];
   for (let ry = 0; ry < stride; ry++) {
-    for (let rx = 0; rx < stride; rx++) {
-      const [tapsY, tapsX] = [taps(ry), taps(rx)];
-      if (tapsY === 0 || tapsX === 0) {
-        phases.push({ taps: [tapsY, tapsX], filter: null });
-        continue;
-      }
-      const picked = tf.stridedSlice(weight, [0, ry, rx, 0], [outChannels, kernel, kernel, channels], [1, stride, stride, 1]);
-      phases.push({ taps: [tapsY, tapsX], filter: tf.transpose(tf.reverse(picked, [1, 2]), [1, 2, 0, 3]) as tf.Tensor4D });
-    }
+    for (let rx = 0; rx < stride; rx++) phases.push({ ry, rx, taps: [taps(ry), taps(rx)] as [number, number] });
   }
   return phases;
+}
+
+/** phaseFilters()'s filter of phase (ry, rx), from the block's values: tap (t, u) is kernel row ry + s (taps y - 1 - t), column rx + s (taps x - 1 - u). */
+function flippedPhase(weights: Float32Array, { kernel, stride, outChannels, input }: Conv2dShape, ry: number, rx: number, [tapsY, tapsX]: [number, number]): Float32Array {
+  const channels = input[2];
+  const filter = new Float32Array(tapsY * tapsX * outChannels * channels);
+  let at = 0;
+  for (let t = 0; t < tapsY; t++) {
+    const ky = ry + stride * (tapsY - 1 - t);
+    for (let u = 0; u < tapsX; u++) {
+      const kx = rx + stride * (tapsX - 1 - u);
+      for (let o = 0; o < outChannels; o++) {
+        const from = ((o * kernel + ky) * kernel + kx) * channels;
+        filter.set(weights.subarray(from, from + channels), at);
+        at += channels;
+      }
+    }
+  }
+  return filter;
 }

@@ -6,6 +6,7 @@
  * last convolution's output).
  */
 import * as tf from '@tensorflow/tfjs';
+import { transposeMerged } from '../transpose';
 import { GraphWriter, Layer, ParameterBlock, TracedPass, sizeOf } from './layer';
 
 export class Flatten implements Layer {
@@ -21,7 +22,7 @@ export class Flatten implements Layer {
   initialize(): void {}
 
   forward(input: tf.Tensor): tf.Tensor {
-    const channelFirst = this.image ? tf.transpose(input, [0, 3, 1, 2]) : input;
+    const channelFirst = this.image ? transposeMerged(input, [0, 3, 1, 2]) : input;
     return channelFirst.reshape([input.shape[0], this.outputShape[0]]);
   }
 
@@ -30,7 +31,7 @@ export class Flatten implements Layer {
     const batch = outputGradient.shape[0];
     if (!this.image) return outputGradient.reshape([batch, ...this.input]);
     const [height, width, channels] = this.input;
-    return tf.transpose(outputGradient.reshape([batch, channels, height, width]), [0, 2, 3, 1]);
+    return transposeMerged(outputGradient.reshape([batch, channels, height, width]), [0, 2, 3, 1]);
   }
 
   /** Its forward and backward are reshapes and transposes, which tfjs differentiates. */

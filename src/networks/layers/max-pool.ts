@@ -10,6 +10,7 @@
  * itself, by gathering from the same places.
  */
 import * as tf from '@tensorflow/tfjs';
+import { tensorView } from '../tensor-io';
 import { GraphWriter, Layer, ParameterBlock, TracedPass } from './layer';
 
 /** Output height or width of a pooling window, as upstream's pool_out_shape (stride 2) generalizes. */
@@ -69,8 +70,9 @@ export class MaxPool2d implements Layer {
   private maxima(input: tf.Tensor4D, output: tf.Tensor4D): Int32Array {
     const [batch, height, width, channels] = input.shape;
     const [outHeight, outWidth] = this.outputShape;
-    const x = input.dataSync();
-    const maxima = output.dataSync();
+    // Views, not copies: nothing below allocates on the backend.
+    const x = tensorView(input);
+    const maxima = tensorView(output);
     const places = new Int32Array(maxima.length);
     const { kernel, stride } = this;
     let o = 0;
@@ -108,7 +110,7 @@ export class MaxPool2d implements Layer {
 
 /** The output gradient added into an input-shaped tensor at each output's place. */
 function scatter(outputGradient: tf.Tensor, places: Int32Array, inputShape: readonly number[]): tf.Tensor4D {
-  const gradient = outputGradient.dataSync();
+  const gradient = tensorView(outputGradient);
   const inputGradient = new Float32Array(inputShape.reduce((a, b) => a * b, 1));
   for (let o = 0; o < places.length; o++) inputGradient[places[o]] += gradient[o];
   return tf.tensor4d(inputGradient, inputShape as [number, number, number, number]);
