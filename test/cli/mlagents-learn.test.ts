@@ -99,11 +99,15 @@ describe('mlagents-learn on SimpleGoal 1D, continuous actions (upstream test_sim
   });
 
   it('--resume continues from the saved step, optimizer and normalizer', async () => {
+    // The step the first run saved last (a little past max_steps 3000: the steps in flight when it stopped).
+    const status = JSON.parse(fs.readFileSync(path.join(cwd, 'results', 'simple', 'run_logs', 'training_status.json'), 'utf8'));
+    const saved: number = status['1D'].final_checkpoint.steps;
+    expect(saved).toBeGreaterThanOrEqual(3000);
     writeSimplePpoConfig(cwd, 3200);
     const resumeLogger = memoryLogger();
     const controller = await learn(await simpleGoalArgs('simple', '--resume'), { cwd, logger: resumeLogger });
     const messages = resumeLogger.lines.map((l) => l.message);
-    expect(messages).toContain('Resuming training of 1D from step 3005.');
+    expect(messages).toContain(`Resuming training of 1D from step ${saved}.`);
     expect(controller.behaviorTrainers.get('1D')!.step).toBeGreaterThanOrEqual(3200);
     // The events of the first run are kept when resuming.
     expect(listEventFiles(path.join(cwd, 'results', 'simple', '1D')).length).toBe(2);

@@ -197,7 +197,7 @@ describe('values given on the command line', () => {
     expect(bad('--num-envs', 'two')).toBe("command line: option '--num-envs <n>' argument 'two' is invalid. Expected an integer.");
     expect(bad('--num-env=2')).toBe("command line: unknown option '--num-env=2'\n(Did you mean --num-envs?)");
     expect(bad('--backend', 'gpu')).toBe(
-      "command line: option '--backend <name>' argument 'gpu' is invalid. Allowed choices are auto, wasm, cpu, tensorflow, tensorflow-gpu.",
+      "command line: option '--backend <name>' argument 'gpu' is invalid. Allowed choices are auto, webgpu, webgpu-software, wasm, cpu, tensorflow, tensorflow-gpu.",
     );
     expect(bad('a.yaml', 'b.yaml')).toMatch(/^command line: too many arguments/);
     expect(bad('--run-id', 'a/b')).toBe(
