@@ -11,6 +11,8 @@
  * draws through an OffscreenCanvas, a browser object, and Dawn for Node has no blocking map
  * either. Passes that read values mid-way therefore cannot run on it (see backend.ts).
  */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
 import * as path from 'path';
 import * as tf from '@tensorflow/tfjs';
 
@@ -87,6 +89,9 @@ export function webGpuTransfers(): TransferCounts {
 export async function activateWebGpu(kind: AdapterKind, start: boolean): Promise<{ adapter: AdapterDescription } | { failure: string }> {
   const loaded = loadPackages();
   if (typeof loaded === 'string') return { failure: loaded };
+  if (process.platform === 'linux' && !vulkanLoaderFound()) {
+    return { failure: 'no Vulkan loader (libvulkan.so.1), through which Dawn reaches GPUs on Linux: install your GPU\'s Vulkan driver (Debian: libvulkan1)' };
+  }
   const gpu = loaded.dawn.create([]);
   const adapter = await findAdapter(gpu, kind);
   if (typeof adapter === 'string') return { failure: adapter };
@@ -130,6 +135,19 @@ function exposeGpu(gpu: Gpu): void {
   const navigator = (globalThis as { navigator?: object }).navigator;
   if (navigator === undefined) Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   else Object.defineProperty(navigator, 'gpu', { value: gpu, configurable: true, writable: true });
+}
+
+/**
+ * Whether the dynamic linker can find Vulkan's loader. Without it Dawn finds no adapter anyway,
+ * after printing a native warning with its source path: checked first, the log keeps one clear line.
+ */
+function vulkanLoaderFound(): boolean {
+  const libraryPath = (process.env.LD_LIBRARY_PATH ?? '').split(':').filter((dir) => dir !== '');
+  const usual = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib', '/lib/x86_64-linux-gnu', '/lib64', '/lib'];
+  if ([...libraryPath, ...usual].some((dir) => fs.existsSync(path.join(dir, 'libvulkan.so.1')))) return true;
+  // Elsewhere only the linker's cache knows; where it cannot be asked, let Dawn look.
+  const cache = spawnSync('ldconfig', ['-p'], { encoding: 'utf8', env: { ...process.env, PATH: `${process.env.PATH ?? ''}:/sbin:/usr/sbin` } });
+  return cache.status !== 0 || cache.stdout.includes('libvulkan.so.1');
 }
 
 /** Dawn and tfjs's WebGPU backend class, or why they cannot load. */
