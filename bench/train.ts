@@ -109,6 +109,13 @@ interface Run {
   exitCode: number | null;
 }
 
+/** Runs mlagents-learn to its end; a run that fails throws with the end of its output. */
+async function runCliToEnd(cwd: string, args: string[]): Promise<Run> {
+  const run = await runCli(cwd, args);
+  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  return run;
+}
+
 /**
  * Runs the built CLI in `cwd`; after `stopAfterSeconds` (if given), or once `stopWhen` says so of
  * the output so far, sends SIGINT, as a user's Ctrl+C.
@@ -304,8 +311,7 @@ async function trainDungeonEscape(trainer: 'poca' | 'ppo', maxSteps?: number): P
   const file = path.join(cwd, 'DungeonEscape.yaml');
   fs.writeFileSync(file, YAML.stringify(config));
   const args = [file, `--run-id=${trainer}`, '--env=builtin:DungeonEscape', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
-  const run = await runCli(cwd, args);
-  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  const run = await runCliToEnd(cwd, args);
   const folder = path.join(cwd, 'results', trainer, 'DungeonEscape');
   const [reward, escaped, cumulative] = [GROUP_REWARD_STAT, ESCAPED_STAT, STAT_KEYS.groupCumulativeReward].map((tag) => scalarSeries(folder, tag));
   const rows = [...reward.keys()].map((step) => [
@@ -333,8 +339,7 @@ async function trainTennis(maxSteps?: number): Promise<{ elo: string[][]; duels:
   const file = path.join(cwd, 'Tennis.yaml');
   fs.writeFileSync(file, YAML.stringify(config));
   const args = [file, '--run-id=selfplay', '--env=builtin:Tennis', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
-  const run = await runCli(cwd, args);
-  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  const run = await runCliToEnd(cwd, args);
   const folder = path.join(cwd, 'results', 'selfplay', 'Tennis');
   const elo = [...scalarSeries(folder, STAT_KEYS.selfPlayElo)].map(([step, value]) => [String(step), value.toFixed(1)]);
   const checkpoints = fs
@@ -360,8 +365,7 @@ async function untrainedTennis(cwd: string, config: { behaviors: { Tennis: { max
   const file = path.join(cwd, 'Tennis-untrained.yaml');
   fs.writeFileSync(file, YAML.stringify({ ...config, behaviors: { Tennis: { ...config.behaviors.Tennis, max_steps: 1 } } }));
   const args = [file, '--run-id=untrained', '--env=builtin:Tennis', `--base-port=${await freePort()}`, '--seed=1', '--backend=wasm'];
-  const run = await runCli(cwd, args);
-  if (run.exitCode !== 0) throw new Error(`mlagents-learn ${args.join(' ')} exited with ${run.exitCode}:\n${run.output.slice(-2000)}`);
+  await runCliToEnd(cwd, args);
   const folder = path.join(cwd, 'results', 'untrained', 'Tennis');
   const checkpoint = fs.readdirSync(folder).find((name) => /^Tennis-\d+\.ckpt$/.test(name));
   if (checkpoint === undefined) throw new Error(`${folder} holds no Tennis-<step>.ckpt.`);
