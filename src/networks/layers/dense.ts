@@ -174,13 +174,16 @@ export class Dense implements Layer {
   *forwardOutputColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): ReadingPass<Float32Array> {
     if (this.activation !== 'linear') throw new Error('forwardOutputColumns() runs linear layers only.');
     const count = input.shape[1];
-    const values = yield tf.matMul(this.weightTensors(source).weight, input);
+    const { weight, biasColumn } = this.weightTensors(source);
+    if (keep) this.kept = { input, gate: null, output: null };
+    // With the parameters on the GPU, the bias is there too: added before the read.
+    if (source.device) return yield tf.add(tf.matMul(weight, input), biasColumn);
+    const values = yield tf.matMul(weight, input);
     const p = source.parameters;
     for (let r = 0; r < this.outputs; r++) {
       const bias = p[this.biasOffset + r];
       for (let i = 0; i < count; i++) values[r * count + i] += bias;
     }
-    if (keep) this.kept = { input, gate: null, output: null };
     return values;
   }
 
@@ -332,10 +335,25 @@ export class Dense implements Layer {
     return output;
   }
 
-  /** The weights as tensors, uploaded again only when the parameters changed. */
+  /** The weights as tensors, uploaded again only when the parameters changed (sliced on the GPU when they live there). */
   private weightTensors(source: ParameterSource): WeightTensors {
     if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
     this.dispose();
+    if (source.device) {
+      const device = source.device;
+      this.tensors = tf.tidy(() => {
+        const weight = tf.reshape(tf.slice(device, this.weightOffset, this.outputs * this.inputs), [this.outputs, this.inputs]) as tf.Tensor2D;
+        const bias = tf.slice(device, this.biasOffset, this.outputs);
+        return {
+          version: source.version,
+          transposed: tf.keep(tf.transpose(weight)),
+          weight: tf.keep(weight),
+          bias: tf.keep(bias),
+          biasColumn: tf.keep(tf.reshape(bias, [this.outputs, 1]) as tf.Tensor2D),
+        };
+      });
+      return this.tensors;
+    }
     const weights = source.parameters.subarray(this.weightOffset, this.weightOffset + this.outputs * this.inputs);
     const biases = source.parameters.subarray(this.biasOffset, this.biasOffset + this.outputs);
     transposeInto(weights, this.outputs, this.inputs, this.transposedScratch);
