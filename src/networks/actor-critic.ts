@@ -35,7 +35,7 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { ReadingPass, gradientsSettled, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, gradientsSettled, readTogether, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
 import type { EntityObservation } from './encoders/entity-attention';
@@ -436,7 +436,8 @@ export class ActorCritic {
     // Networks without encoders share one input: transposed and uploaded once.
     const rowTensors = new Map<Float32Array, tf.Tensor2D>();
     const columnTensors = new Map<Float32Array, tf.Tensor2D>();
-    const outputs: Float32Array[] = [];
+    let outputs: Float32Array[] = [];
+    const outputTensors: tf.Tensor2D[] = [];
     for (const [g, { body, head }] of networks.entries()) {
       let columns = columnTensors.get(rows[g]);
       if (columns === undefined) {
@@ -448,12 +449,20 @@ export class ActorCritic {
       }
       const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
       const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
-      outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
+      if (source.device) outputTensors.push(head.outputColumnsOnDevice(recurred, source, true));
+      else outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
+    }
+    let logStd = this.logStd();
+    if (source.device) {
+      // With the parameters on the GPU, what the loss reads comes down in one read: the heads and log_sigma.
+      const logStdTensor = this.logStdBlock === null ? [] : [deviceBlock(source.device, this.logStdBlock)];
+      const values = yield* readTogether([...outputTensors, ...logStdTensor]);
+      outputs = values.slice(0, outputTensors.length);
+      if (this.logStdBlock !== null) logStd = values[outputTensors.length];
     }
 
     const outputGradients = networks.map(({ head }) => new Float32Array(head.outputs * count));
     const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
-    const logStd = this.deviceParameters === null || this.logStdBlock === null ? this.logStd() : yield deviceBlock(this.deviceParameters, this.logStdBlock);
     const value = loss(this.headView(outputs, logStd, count), this.headView(outputGradients, logStdGradient, count));
 
     networks.forEach(({ body, head }, g) => {

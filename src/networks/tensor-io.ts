@@ -72,6 +72,13 @@ export async function runPassAsync<T>(pass: ReadingPass<T>): Promise<T> {
   return step.value;
 }
 
+/** Within a reading pass: the values of several tensors in one read (each a view of one array). */
+export function* readTogether(tensors: readonly tf.Tensor[]): ReadingPass<Float32Array[]> {
+  const values = yield tf.concat(tensors.map((tensor) => tf.reshape(tensor, [-1])));
+  let start = 0;
+  return tensors.map((tensor) => values.subarray(start, (start += tensor.size)));
+}
+
 /** A reading pass of work that reads synchronously (it runs on the backends that can). */
 export function* passReadingNothing<T>(compute: () => T): ReadingPass<T> {
   return compute();

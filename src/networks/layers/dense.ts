@@ -174,17 +174,25 @@ export class Dense implements Layer {
   *forwardOutputColumns(input: tf.Tensor2D, source: ParameterSource, keep: boolean): ReadingPass<Float32Array> {
     if (this.activation !== 'linear') throw new Error('forwardOutputColumns() runs linear layers only.');
     const count = input.shape[1];
-    const { weight, biasColumn } = this.weightTensors(source);
+    const values = yield tf.matMul(this.weightTensors(source).weight, input);
     if (keep) this.kept = { input, gate: null, output: null };
-    // With the parameters on the GPU, the bias is there too: added before the read.
-    if (source.device) return yield tf.add(tf.matMul(weight, input), biasColumn);
-    const values = yield tf.matMul(weight, input);
     const p = source.parameters;
     for (let r = 0; r < this.outputs; r++) {
       const bias = p[this.biasOffset + r];
       for (let i = 0; i < count; i++) values[r * count + i] += bias;
     }
     return values;
+  }
+
+  /**
+   * forwardOutputColumns() with the parameters on the GPU (ParameterSource.device): the output
+   * (out x count) as a tensor, the bias added there, for the caller to read with others.
+   */
+  outputColumnsOnDevice(input: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D {
+    if (this.activation !== 'linear') throw new Error('outputColumnsOnDevice() runs linear layers only.');
+    const { weight, biasColumn } = this.weightTensors(source);
+    if (keep) this.kept = { input, gate: null, output: null };
+    return tf.add(tf.matMul(weight, input), biasColumn) as tf.Tensor2D;
   }
 
   /**
