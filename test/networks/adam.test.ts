@@ -22,7 +22,8 @@ describe('Adam', () => {
     const arrays = new Adam(4);
     const onTensors = new Adam(4);
     const parameters = new Float32Array([0.3, -1.2, 2, 0]);
-    let state: AdamTensors = { parameters: tf.tensor1d(parameters), firstMoment: tf.zeros([4]), secondMoment: tf.zeros([4]) };
+    // A copy: tfjs's cpu backend may keep the array it is given, which apply() rewrites.
+    let state: AdamTensors = { parameters: tf.tensor1d(parameters.slice()), firstMoment: tf.zeros([4]), secondMoment: tf.zeros([4]) };
     const gradients = [
       [0.5, -2, 1e-4, 0],
       [-0.25, 3, -1e-4, 1],
