@@ -22,7 +22,7 @@ export interface DeviceResidentModel {
 }
 
 /** Whether updates on the running backend keep the parameters on the GPU (WebGPU's). */
-export function parametersStayOnDevice(): boolean {
+function parametersStayOnDevice(): boolean {
   return tf.getBackend() === 'webgpu';
 }
 
