@@ -6,12 +6,3 @@ export function measure(run: (call: number) => void, minSeconds: number, minCall
   while (performance.now() - start < minSeconds * 1000 || calls < minCalls) run(calls++);
   return (performance.now() - start) / calls;
 }
-
-/** measure() for work that awaits (updates on WebGPU, whose reads are asynchronous). */
-export async function measureAsync(run: (call: number) => Promise<unknown>, minSeconds: number, minCalls = 20, warmUps = Math.min(20, minCalls)): Promise<number> {
-  for (let i = 0; i < warmUps; i++) await run(i);
-  let calls = 0;
-  const start = performance.now();
-  while (performance.now() - start < minSeconds * 1000 || calls < minCalls) await run(calls++);
-  return (performance.now() - start) / calls;
-}

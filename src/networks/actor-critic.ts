@@ -35,11 +35,11 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { ReadingPass, gradientsSettled, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, gradientsSettled, readTogether, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
 import type { EntityObservation } from './encoders/entity-attention';
-import { ParameterBlock, ParameterSource, sequentialAllocator } from './layers/layer';
+import { ParameterBlock, ParameterSource, deviceBlock, sequentialAllocator } from './layers/layer';
 import { Dense, DenseOutputPart } from './layers/dense';
 import { NetworkBody } from './network-body';
 
@@ -202,6 +202,8 @@ export class ActorCritic {
   private readonly random: SeededRandom;
   private readonly gradient: Float32Array;
   private version = 0;
+  /** During an update on WebGPU: the parameters on the GPU (device-parameters.ts), which the training passes read. */
+  private deviceParameters: tf.Tensor1D | null = null;
   private inputRows = new Float32Array(0);
   private inputColumns = new Float32Array(0);
 
@@ -260,7 +262,7 @@ export class ActorCritic {
 
   /** The parameters and gradient, as the layers read and write them. */
   private get parameterSource(): ParameterSource {
-    return { parameters: this.parameters, gradient: this.gradient, version: this.version };
+    return { parameters: this.parameters, gradient: this.gradient, version: this.version, device: this.deviceParameters };
   }
 
   /** The actor's network body: what the exported policy runs. */
@@ -285,6 +287,12 @@ export class ActorCritic {
 
   /** Tells the model that `parameters` changed, so that the next pass uploads them again. */
   parametersChanged(): void {
+    this.version++;
+  }
+
+  /** Training passes take their weights from `parameters` on the GPU (null: from `this.parameters` again); see device-parameters.ts. */
+  useDeviceParameters(parameters: tf.Tensor1D | null): void {
+    this.deviceParameters = parameters;
     this.version++;
   }
 
@@ -402,7 +410,11 @@ export class ActorCritic {
     return runPass(scoped(this.gradientPass(observations, count, loss, sequences, actorOnly)));
   }
 
-  /** computeGradient() as a reading pass (tensor-io.ts), for the backends that read asynchronously; run it scoped(). */
+  /**
+   * computeGradient() as a reading pass (tensor-io.ts), for the backends that read asynchronously;
+   * run it scoped(). With the parameters on the GPU (useDeviceParameters), the returned array
+   * holds only the blocks written in JavaScript: the others wait on the GPU for DeviceParameters.step.
+   */
   *gradientPass<T>(
     observations: readonly Float32Array[],
     count: number,
@@ -424,7 +436,8 @@ export class ActorCritic {
     // Networks without encoders share one input: transposed and uploaded once.
     const rowTensors = new Map<Float32Array, tf.Tensor2D>();
     const columnTensors = new Map<Float32Array, tf.Tensor2D>();
-    const outputs: Float32Array[] = [];
+    let outputs: Float32Array[] = [];
+    const outputTensors: tf.Tensor2D[] = [];
     for (const [g, { body, head }] of networks.entries()) {
       let columns = columnTensors.get(rows[g]);
       if (columns === undefined) {
@@ -436,12 +449,21 @@ export class ActorCritic {
       }
       const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
       const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
-      outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
+      if (source.device) outputTensors.push(head.outputColumnsOnDevice(recurred, source, true));
+      else outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
+    }
+    let logStd = this.logStd();
+    if (source.device) {
+      // With the parameters on the GPU, what the loss reads comes down in one read: the heads and log_sigma.
+      const logStdTensor = this.logStdBlock === null ? [] : [deviceBlock(source.device, this.logStdBlock)];
+      const values = yield* readTogether([...outputTensors, ...logStdTensor]);
+      outputs = values.slice(0, outputTensors.length);
+      if (this.logStdBlock !== null) logStd = values[outputTensors.length];
     }
 
     const outputGradients = networks.map(({ head }) => new Float32Array(head.outputs * count));
     const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
-    const value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
+    const value = loss(this.headView(outputs, logStd, count), this.headView(outputGradients, logStdGradient, count));
 
     networks.forEach(({ body, head }, g) => {
       const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
@@ -451,7 +473,8 @@ export class ActorCritic {
       if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
     });
     if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
-    yield* gradientsSettled();
+    // With the parameters on the GPU, the gradient blocks stay there for Adam (DeviceParameters.step).
+    if (this.deviceParameters === null) yield* gradientsSettled();
     return { gradient, loss: value };
   }
 

@@ -3,8 +3,18 @@
  * optimizer): betas 0.9 and 0.999, epsilon 1e-8 added to the bias-corrected root of the second
  * moment, no weight decay. It runs in JavaScript because the parameters live in a typed array:
  * one loop over the vector costs less than the dozen tensor ops per weight a tensor Adam takes.
+ * During an update on WebGPU the parameters and moments live on the GPU instead
+ * (device-parameters.ts) and the same step runs there on tensors (stepTensors).
  */
+import * as tf from '@tensorflow/tfjs';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
+
+/** Parameters and Adam's moments as GPU vectors of one length. */
+export interface AdamTensors {
+  readonly parameters: tf.Tensor1D;
+  readonly firstMoment: tf.Tensor1D;
+  readonly secondMoment: tf.Tensor1D;
+}
 
 export class Adam {
   readonly firstMoment: Float32Array;
@@ -49,10 +59,8 @@ export class Adam {
 
   /** parameters -= learningRate * m_hat / (sqrt(v_hat) + epsilon), in place. */
   apply(parameters: Float32Array, gradient: Float32Array, learningRate: number): void {
-    this.step++;
+    const { stepSize, inverseSecondCorrection } = this.nextStep(learningRate);
     const { beta1, beta2, epsilon, firstMoment: m, secondMoment: v } = this;
-    const stepSize = learningRate / (1 - beta1 ** this.step);
-    const inverseSecondCorrection = 1 / Math.sqrt(1 - beta2 ** this.step);
     const firstWeight = 1 - beta1;
     const secondWeight = 1 - beta2;
     // Everything loop-invariant is hoisted and each array element read once: this loop is a
@@ -66,5 +74,27 @@ export class Adam {
       v[i] = vi;
       parameters[i] -= (stepSize * mi) / (Math.sqrt(vi) * inverseSecondCorrection + epsilon);
     }
+  }
+
+  /** apply() on GPU vectors: the new parameters and moments (the caller frees `state` and `gradient`). */
+  stepTensors(state: AdamTensors, gradient: tf.Tensor1D, learningRate: number): AdamTensors {
+    const { stepSize, inverseSecondCorrection } = this.nextStep(learningRate);
+    const { beta1, beta2, epsilon } = this;
+    return tf.tidy(() => {
+      const firstMoment = tf.add(state.firstMoment, tf.mul(tf.sub(gradient, state.firstMoment), 1 - beta1)) as tf.Tensor1D;
+      const secondMoment = tf.add(tf.mul(state.secondMoment, beta2), tf.mul(tf.square(gradient), 1 - beta2)) as tf.Tensor1D;
+      const denominator = tf.add(tf.mul(tf.sqrt(secondMoment), inverseSecondCorrection), epsilon);
+      const parameters = tf.sub(state.parameters, tf.div(tf.mul(firstMoment, stepSize), denominator)) as tf.Tensor1D;
+      return { parameters, firstMoment, secondMoment };
+    });
+  }
+
+  /** Counts one more step and gives its bias corrections: lr / (1 - beta1^t) and 1 / sqrt(1 - beta2^t). */
+  private nextStep(learningRate: number): { stepSize: number; inverseSecondCorrection: number } {
+    this.step++;
+    return {
+      stepSize: learningRate / (1 - this.beta1 ** this.step),
+      inverseSecondCorrection: 1 / Math.sqrt(1 - this.beta2 ** this.step),
+    };
   }
 }

@@ -72,6 +72,13 @@ export async function runPassAsync<T>(pass: ReadingPass<T>): Promise<T> {
   return step.value;
 }
 
+/** Within a reading pass: the values of several tensors in one read (each a view of one array). */
+export function* readTogether(tensors: readonly tf.Tensor[]): ReadingPass<Float32Array[]> {
+  const values = yield tf.concat(tensors.map((tensor) => tf.reshape(tensor, [-1])));
+  let start = 0;
+  return tensors.map((tensor) => values.subarray(start, (start += tensor.size)));
+}
+
 /** A reading pass of work that reads synchronously (it runs on the backends that can). */
 export function* passReadingNothing<T>(compute: () => T): ReadingPass<T> {
   return compute();
@@ -123,6 +130,35 @@ export async function settleGradients(): Promise<void> {
     start += tensor.size;
   }
   tf.dispose([joined, ...writes.map((write) => write.values)]);
+}
+
+/**
+ * The gradient vector of `target` as one GPU tensor (kept: the caller disposes it), for an Adam
+ * step on the GPU (device-parameters.ts): the blocks writeGradient() left waiting for `target`
+ * stay there, and the stretches between them, which the pass wrote in JavaScript (a head's bias,
+ * log_sigma), go up from `target`.
+ */
+export function gatherGradients(target: Float32Array): tf.Tensor1D {
+  const writes = pendingWrites.filter((write) => write.target === target).sort((a, b) => a.offset - b.offset);
+  pendingWrites.splice(0, pendingWrites.length, ...pendingWrites.filter((write) => write.target !== target));
+  const gradient = tf.tidy(() => {
+    const pieces: tf.Tensor1D[] = [];
+    let next = 0;
+    for (const { values, offset, transposedFrom } of writes) {
+      if (offset > next) pieces.push(tf.tensor1d(target.subarray(next, offset)));
+      pieces.push(transposedFrom === null ? values : (tf.reshape(tf.transpose(tf.reshape(values, [...transposedFrom])), [-1]) as tf.Tensor1D));
+      next = offset + values.size;
+    }
+    if (next < target.length) pieces.push(tf.tensor1d(target.subarray(next)));
+    return pieces.length === 1 ? tf.clone(pieces[0]) : tf.concat(pieces);
+  });
+  tf.dispose(writes.map((write) => write.values));
+  return gradient;
+}
+
+/** Drops the gradient copies still waiting (a pass that stopped before its gradient was used). */
+export function discardPendingGradients(): void {
+  tf.dispose(pendingWrites.splice(0).map((write) => write.values));
 }
 
 function writeValues(values: Float32Array, target: Float32Array, offset: number, transposedFrom: readonly [number, number] | null): void {

@@ -1,4 +1,5 @@
-import { Adam } from '../../src/networks/adam';
+import * as tf from '@tensorflow/tfjs';
+import { Adam, AdamTensors } from '../../src/networks/adam';
 
 describe('Adam', () => {
   it('steps as torch.optim.Adam with its defaults (values worked out by hand)', () => {
@@ -15,6 +16,33 @@ describe('Adam', () => {
     expect(adam.step).toBe(2);
     expect(adam.firstMoment[0]).toBeCloseTo(-0.055, 7);
     expect(adam.secondMoment[0]).toBeCloseTo(0.00124975, 9);
+  });
+
+  it('steps the same on tensors (the GPU form) as on arrays, step after step', () => {
+    const arrays = new Adam(4);
+    const onTensors = new Adam(4);
+    const parameters = new Float32Array([0.3, -1.2, 2, 0]);
+    // A copy: tfjs's cpu backend may keep the array it is given, which apply() rewrites.
+    let state: AdamTensors = { parameters: tf.tensor1d(parameters.slice()), firstMoment: tf.zeros([4]), secondMoment: tf.zeros([4]) };
+    const gradients = [
+      [0.5, -2, 1e-4, 0],
+      [-0.25, 3, -1e-4, 1],
+      [0.125, 0.5, 2e-4, -1],
+    ];
+    for (const g of gradients) {
+      arrays.apply(parameters, new Float32Array(g), 0.01);
+      const gradient = tf.tensor1d(g);
+      const next = onTensors.stepTensors(state, gradient, 0.01);
+      tf.dispose([gradient, state.parameters, state.firstMoment, state.secondMoment]);
+      state = next;
+    }
+    expect(onTensors.step).toBe(3);
+    const close = (actual: tf.Tensor, expected: Float32Array) =>
+      Array.from(actual.dataSync()).forEach((value, i) => expect(value).toBeCloseTo(expected[i], 6));
+    close(state.parameters, parameters);
+    close(state.firstMoment, arrays.firstMoment);
+    close(state.secondMoment, arrays.secondMoment);
+    tf.dispose([state.parameters, state.firstMoment, state.secondMoment]);
   });
 
   it('moves each parameter by about the learning rate on the first step, whatever the gradient scale', () => {

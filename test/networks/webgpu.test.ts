@@ -71,17 +71,25 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
   // Largest difference measured: 9.1e-8 of the largest parameter (2.8e-7 with the camera).
   const TOLERANCE = 1e-6;
 
-  onSwiftShader('updates give wasm\'s parameters and losses, vector and visual, read back three times each, and the checkpoint resumes on wasm', () => {
+  onSwiftShader('updates give wasm\'s parameters and losses, vector and visual, the weights and Adam on the GPU between minibatches, and the checkpoint resumes on wasm', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-ppo-')), 'ppo.json');
     runOnSwiftShader('webgpu-ppo-update.ts', ['webgpu-software', file]);
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PpoUpdateFile;
     expect(run.backend).toBe('webgpu');
     expectCloseToScale(run.compared, run.wasm, 'parameters after two updates', TOLERANCE);
     run.comparedLosses.forEach((loss, i) => expect(loss).toBeCloseTo(run.wasmLosses[i], 5));
-    // The actor's and the critic's heads for the loss, then every gradient in one read.
-    expect(run.transfers.downloads).toBe(3);
-    // Adam runs in JavaScript: the weights changed go up again (the note in the README counts them).
-    expect(run.transfers.uploads).toBeGreaterThan(0);
+    // A minibatch reads the actor's and the critic's heads and log_sigma for the loss, in one read; the gradient stays on the GPU.
+    expect(run.transfers.downloads).toBe(1);
+    expect(run.transfers.downloadBytes).toBe(4 * (64 * 2 + 64 * 1 + 2));
+    // What goes up is the minibatch's data (inputs, the loss's gradient, the few gradients summed in
+    // JavaScript): less than one 128 x 128 weight matrix, where each weight went up after every Adam step before.
+    expect(run.transfers.uploadBytes).toBeLessThan(4 * 128 * 128);
+    expect(run.arrayUntouchedMidUpdate).toBe(true);
+    // The whole update: the parameters and Adam's two moments up once, and back down in one read.
+    const parameterBytes = 4 * run.parameterCount;
+    expect(run.updateTransfers.uploadBytes).toBe(3 * parameterBytes + 2 * run.transfers.uploadBytes);
+    expect(run.updateTransfers.downloads).toBe(2 * run.transfers.downloads + 1);
+    expect(run.updateTransfers.downloadBytes).toBe(3 * parameterBytes + 2 * run.transfers.downloadBytes);
     // The checkpoint is the same file whichever backend wrote it: wasm reads the exact weights back and trains on.
     expect(run.resumed).toEqual(run.compared);
     expectCloseToScale(run.resumedUpdated, run.wasmUpdated, 'parameters after a third update on wasm', TOLERANCE);

@@ -29,7 +29,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { transposeInto, writeGradient } from '../tensor-io';
 import { transposeMerged } from '../transpose';
-import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
+import { GraphWriter, Layer, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues, deviceBlock } from './layer';
 
 export interface Conv2dShape {
   /** The input image, [height, width, channels]. */
@@ -236,6 +236,21 @@ export class Conv2d implements Layer {
     if (this.tensors !== null) {
       const { filter, reversed, bias } = this.tensors;
       tf.dispose([filter, bias, ...(reversed.flipped === null ? [] : [reversed.flipped]), ...reversed.phases.flatMap((phase) => (phase.filter === null ? [] : [phase.filter]))]);
+    }
+    if (source.device) {
+      // With the parameters on the GPU, rearranged there rather than read back.
+      const device = source.device;
+      // The tensors kept; the slices between them freed.
+      tf.tidy(() => {
+        const weight = deviceBlock(device, this.weight) as tf.Tensor4D;
+        const { flipped, phases } = this.reversedFiltersOf(weight);
+        const reversed = {
+          flipped: flipped === null ? null : tf.keep(flipped),
+          phases: phases.map(({ taps, filter }) => ({ taps, filter: filter === null ? null : tf.keep(filter) })),
+        };
+        this.tensors = { version: source.version, filter: tf.keep(filterOf(weight)), reversed, bias: tf.keep(deviceBlock(device, this.bias) as tf.Tensor1D) };
+      });
+      return this.tensors!;
     }
     // Rearranged in JavaScript: a few thousand values, where the same ops on tensors (tf.stridedSlice,
     // reverse and transposes for every phase) cost several ms a layer on the wasm backend.

@@ -175,13 +175,24 @@ export class Dense implements Layer {
     if (this.activation !== 'linear') throw new Error('forwardOutputColumns() runs linear layers only.');
     const count = input.shape[1];
     const values = yield tf.matMul(this.weightTensors(source).weight, input);
+    if (keep) this.kept = { input, gate: null, output: null };
     const p = source.parameters;
     for (let r = 0; r < this.outputs; r++) {
       const bias = p[this.biasOffset + r];
       for (let i = 0; i < count; i++) values[r * count + i] += bias;
     }
-    if (keep) this.kept = { input, gate: null, output: null };
     return values;
+  }
+
+  /**
+   * forwardOutputColumns() with the parameters on the GPU (ParameterSource.device): the output
+   * (out x count) as a tensor, the bias added there, for the caller to read with others.
+   */
+  outputColumnsOnDevice(input: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D {
+    if (this.activation !== 'linear') throw new Error('outputColumnsOnDevice() runs linear layers only.');
+    const { weight, biasColumn } = this.weightTensors(source);
+    if (keep) this.kept = { input, gate: null, output: null };
+    return tf.add(tf.matMul(weight, input), biasColumn) as tf.Tensor2D;
   }
 
   /**
@@ -332,10 +343,25 @@ export class Dense implements Layer {
     return output;
   }
 
-  /** The weights as tensors, uploaded again only when the parameters changed. */
+  /** The weights as tensors, uploaded again only when the parameters changed (sliced on the GPU when they live there). */
   private weightTensors(source: ParameterSource): WeightTensors {
     if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
     this.dispose();
+    if (source.device) {
+      const device = source.device;
+      this.tensors = tf.tidy(() => {
+        const weight = tf.reshape(tf.slice(device, this.weightOffset, this.outputs * this.inputs), [this.outputs, this.inputs]) as tf.Tensor2D;
+        const bias = tf.slice(device, this.biasOffset, this.outputs);
+        return {
+          version: source.version,
+          transposed: tf.keep(tf.transpose(weight)),
+          weight: tf.keep(weight),
+          bias: tf.keep(bias),
+          biasColumn: tf.keep(tf.reshape(bias, [this.outputs, 1]) as tf.Tensor2D),
+        };
+      });
+      return this.tensors;
+    }
     const weights = source.parameters.subarray(this.weightOffset, this.weightOffset + this.outputs * this.inputs);
     const biases = source.parameters.subarray(this.biasOffset, this.biasOffset + this.outputs);
     transposeInto(weights, this.outputs, this.inputs, this.transposedScratch);

@@ -15,7 +15,7 @@
  * A forward pass keeps what its backward needs in the layer itself, as tensors that live until
  * the caller's tf.tidy scope ends: forward and backward of one training pass run in one scope.
  */
-import type * as tf from '@tensorflow/tfjs';
+import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 
 /** One named block of the flat parameter vector (row-major, in the shape it is declared with). */
@@ -36,6 +36,16 @@ export interface ParameterSource {
   readonly parameters: Float32Array;
   readonly gradient: Float32Array;
   readonly version: number;
+  /**
+   * During an update on WebGPU (device-parameters.ts): the parameters as one GPU vector, which a
+   * layer slices its weights from. `parameters` is then stale until the update ends.
+   */
+  readonly device?: tf.Tensor1D | null;
+}
+
+/** A block's values sliced from the GPU parameter vector, in the block's shape. */
+export function deviceBlock(device: tf.Tensor1D, block: ParameterBlock): tf.Tensor {
+  return tf.reshape(tf.slice(device, block.offset, sizeOf(block.shape)), [...block.shape]);
 }
 
 /** A block's values as a tensor of its shape, for passes tfjs differentiates itself (tracedPass). */

@@ -13,42 +13,34 @@
  * value and baseline memories carried per agent across trajectory pieces and stored at each
  * step for training, on whole sequences as PPO's.
  *
- * With threaded: true the updates run in a worker thread (./update-worker.ts), as PPO's do (see
- * ../ppo/trainer.ts; upstream's trainer controller threads every trainer whose settings say so,
- * POCA's included): the full buffer is handed over, the environments keep stepping, the worker's
- * state is taken at the first advance() after it answers. The exported policy is the actor, as PPO's.
+ * With threaded: true the updates run in a worker thread (./update-worker.ts), as PPO's do
+ * (../on-policy-trainer.ts; upstream's trainer controller threads every trainer whose settings say
+ * so, POCA's included). The exported policy is the actor, as PPO's.
  */
 import type { POCASettings, TrainerSettings } from '../../config/settings';
-import type { BehaviorSpec } from '../../env/behavior-spec';
 import { ActorCritic } from '../../networks/actor-critic';
 import { CriticEstimates, GroupBatch, PocaCritic, PocaMemories } from '../../networks/poca-critic';
 import { STAT_KEYS, StatsAggregationMethod } from '../../stats';
-import type { ActingPolicy } from '../action-info';
 import { lambdaReturns } from '../advantages';
-import { AgentManagerQueue } from '../agent-manager-queue';
 import { AgentMemories } from '../critic-memories';
 import { AgentBuffer, BufferKey, RewardSignalKeys, groupSlots, padGroupSlots } from '../buffer';
-import { NonFiniteLossError } from '../non-finite-loss';
 import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans } from '../ppo/update';
-import { keepingEvaluatedNormalizers, packColumns, providerNormalizers } from '../ppo/update-protocol';
-import { ModelPolicy, REWARD_BUFFER_LENGTH, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-base';
+import { PackedColumn, keepingEvaluatedNormalizers, providerNormalizers } from '../ppo/update-protocol';
+import { ModelPolicy, REWARD_BUFFER_LENGTH, RlTrainerOptions, meanOf } from '../rl-trainer-base';
+import { OnPolicyTrainer } from '../on-policy-trainer';
 import { Trajectory } from '../trajectory';
-import { InFlightUpdate, UpdateThread } from '../update-thread';
-import { selectedBackend } from '../../networks/backend';
 import { PocaOptimizer } from './optimizer';
 import { PocaUpdateReply, PocaUpdateRequest, createPocaNetworks, fedStateOf, groupBatchOf, restoreFedState, updatePocaOnBuffer } from './update';
 
 /** A POCA behavior's settings (trainer_type: poca). */
 export type PocaTrainerSettings = Extract<TrainerSettings, { trainer_type: 'poca' }>;
 
-export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
+export class PocaTrainer extends OnPolicyTrainer<PocaTrainerSettings, PocaUpdateRequest, PocaUpdateReply> {
   readonly model: ActorCritic;
   readonly critic: PocaCritic;
   readonly optimizer: PocaOptimizer;
   readonly policy: ModelPolicy;
-  /** The experiences waiting for the next update (upstream's update_buffer). */
-  updateBuffer = new AgentBuffer();
   /** The group rewards of the latest finished group episodes, oldest first. */
   readonly groupEpisodeRewards: number[] = [];
 
@@ -59,22 +51,12 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
   private readonly criticMemories = new AgentMemories<PocaMemories>();
   /** Training sequences' length: sequence_length with memory, else 1. */
   private readonly sequenceLength: number;
-  private readonly spec: BehaviorSpec;
-  private readonly seed: number;
-  /** threaded: true: the worker that runs the updates, started at the first one. */
-  private updateThread: UpdateThread<PocaUpdateRequest, PocaUpdateReply> | null = null;
-  /** The update running in the worker, and its answer. */
-  private readonly inFlight = new InFlightUpdate<PocaUpdateReply>();
-  /** Whether the worker's networks may differ from these (before its first update, after a restore). */
-  private workerStateStale = true;
 
   constructor(options: RlTrainerOptions<PocaTrainerSettings>) {
-    super(options);
+    super(options, 'poca');
     const { settings, spec, seed, behaviorName } = options;
     this.hyperparameters = settings.hyperparameters;
     this.sequenceLength = settings.network_settings.memory?.sequence_length ?? 1;
-    this.spec = spec;
-    this.seed = seed;
     for (const signal of this.signals) {
       if (signal !== 'extrinsic') {
         options.logger?.warning(`Reward signal ${signal} is not supported with the POCA trainer; results may be unexpected.`);
@@ -82,48 +64,6 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
     }
     ({ model: this.model, critic: this.critic, optimizer: this.optimizer } = createPocaNetworks(behaviorName, spec, settings, seed, options.logger ?? null));
     this.policy = new ModelPolicy(this.model);
-  }
-
-  advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
-    this.processWaitingTrajectories(trajectoryQueue);
-    if (this.settings.threaded) return this.advanceThreaded(policyQueue);
-    if (!this.shouldStillTrain || !this.bufferFull) return false;
-    let means: PpoUpdateMeans;
-    try {
-      means = updatePocaOnBuffer(this.optimizer, this.updateBuffer, this.settings, () => this.random.next(), this.step);
-    } catch (error) {
-      throw this.behaviorLossError(error);
-    }
-    this.reportUpdate(means);
-    this.updateBuffer = new AgentBuffer();
-    this.bookkeeping.policyUpdated();
-    policyQueue.put(this.policy);
-    return true;
-  }
-
-  saveCheckpoint(file: string, step: number): void {
-    this.optimizer.saveCheckpoint(file, step);
-  }
-
-  loadCheckpoint(file: string): number {
-    this.workerStateStale = true;
-    return this.optimizer.loadCheckpoint(file);
-  }
-
-  /** Waits for the update running in the worker, if any, and applies it (threaded: true). */
-  async finishUpdate(): Promise<void> {
-    await this.inFlight.settled();
-    this.applyWorkerUpdate();
-  }
-
-  /** With threaded: true, resolves once the update in flight is done if the next buffer is already full. */
-  async waitUntilReady(): Promise<void> {
-    if (this.bufferFull) await this.inFlight.settled();
-  }
-
-  /** Ends the update worker, if one was started; an update still in flight is dropped. */
-  async close(): Promise<void> {
-    await this.updateThread?.close();
   }
 
   override clearEpisodeRewards(): void {
@@ -218,62 +158,30 @@ export class PocaTrainer extends RlTrainer<PocaTrainerSettings> {
   }
 
   /** As upstream's POCA, an update is due once the buffer holds more than buffer_size experiences. */
-  private get bufferFull(): boolean {
+  protected get bufferFull(): boolean {
     return this.updateBuffer.numExperiences > this.hyperparameters.buffer_size;
   }
 
-  /**
-   * advance() with threaded: true: applies the update the worker finished, if any, then hands the
-   * worker the buffer once it is full. Returns true when the policy changed.
-   */
-  private advanceThreaded(policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
-    const changed = this.applyWorkerUpdate();
-    if (changed) policyQueue.put(this.policy);
-    if (!this.inFlight.busy && this.shouldStillTrain && this.bufferFull) this.startWorkerUpdate();
-    return changed;
+  protected updateOnThisThread(): PpoUpdateMeans {
+    return updatePocaOnBuffer(this.optimizer, this.updateBuffer, this.settings, () => this.random.next(), this.step);
   }
 
-  /** Hands the full buffer (its memory moves to the worker), what the main thread feeds and the step to the worker. */
-  private startWorkerUpdate(): void {
-    this.updateThread ??= new UpdateThread(this.behaviorName, 'poca', selectedBackend(), {
-      behaviorName: this.behaviorName,
-      observationSpecs: this.spec.observationSpecs,
-      continuousSize: this.spec.actionSpec.continuousSize,
-      discreteBranches: this.spec.actionSpec.discreteBranches,
-      settings: this.settings,
-      seed: this.seed,
-    });
-    const { columns, transfer } = packColumns(this.updateBuffer);
-    const request: PocaUpdateRequest = {
+  /** The buffer's columns, what the main thread feeds and the step; the optimizer's state when the worker's is stale. */
+  protected workerRequest(columns: readonly PackedColumn[], withNetworks: boolean): PocaUpdateRequest {
+    return {
       step: this.step,
       columns,
-      state: this.workerStateStale ? this.optimizer.saveState(this.step) : null,
+      state: withNetworks ? this.optimizer.saveState(this.step) : null,
       fed: fedStateOf(this),
       rewardSignalNormalizers: providerNormalizers(this.optimizer.rewardProviders),
     };
-    this.workerStateStale = false;
-    this.inFlight.start(this.updateThread.update(request, transfer));
-    this.updateBuffer = new AgentBuffer();
-    this.bookkeeping.policyUpdated();
   }
 
-  /**
-   * Takes the worker's state once it answered, keeping what this thread fed meanwhile; returns
-   * whether it did. A failed update (a non-finite loss, a crashed worker) stops the run.
-   */
-  private applyWorkerUpdate(): boolean {
-    const reply = this.inFlight.take();
-    if (reply === null) return false;
-    if (reply.kind === 'nonFiniteLoss') throw this.behaviorLossError(new NonFiniteLossError(reply.message));
+  /** Takes the worker's state, keeping what this thread fed meanwhile. */
+  protected applyWorkerState(reply: Extract<PocaUpdateReply, { kind: 'updated' }>): void {
     const fed = fedStateOf(this);
     keepingEvaluatedNormalizers(this.optimizer.rewardProviders, reply.addedToNormalizers, () => this.optimizer.loadState(reply.state));
     restoreFedState(this, fed);
-    this.reportUpdate(new Map(reply.means));
-    return true;
-  }
-
-  private reportUpdate(means: PpoUpdateMeans): void {
-    for (const [key, value] of means) this.stats.addStat(key, value);
   }
 }
 

@@ -7,6 +7,7 @@
 import type { PPOSettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
+import { DeviceParameters, updatingOnDevice } from '../../networks/device-parameters';
 import { ReadingPass, runPass, scoped } from '../../networks/tensor-io';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { CheckpointedOptimizer } from '../optimizer-checkpoint';
@@ -69,6 +70,8 @@ export class PpoOptimizer extends CheckpointedOptimizer {
   readonly adam: Adam;
   readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
   readonly behavioralCloning: BehavioralCloning | null;
+  /** During updatingOnDevice() on WebGPU: the weights and Adam's moments on the GPU. */
+  private device: DeviceParameters | null = null;
 
   constructor(
     readonly model: ActorCritic,
@@ -83,6 +86,21 @@ export class PpoOptimizer extends CheckpointedOptimizer {
   /** The learning rate, epsilon and beta at a training step. */
   scheduleAt(step: number): PpoSchedule {
     return ppoScheduleAt(this.settings.hyperparameters, this.settings.maxSteps, step);
+  }
+
+  /**
+   * Runs a whole update's pass (./update.ts): on WebGPU, with the weights and Adam's moments on
+   * the GPU from its first minibatch to its last (../../networks/device-parameters.ts).
+   */
+  *updatingOnDevice<T>(pass: ReadingPass<T>): ReadingPass<T> {
+    try {
+      return yield* updatingOnDevice(this.model, this.adam, (device) => {
+        this.device = device;
+        return pass;
+      });
+    } finally {
+      this.device = null;
+    }
   }
 
   /** One gradient step on one minibatch, at training step `step` (for the schedules). */
@@ -108,7 +126,8 @@ export class PpoOptimizer extends CheckpointedOptimizer {
           'the update was not applied.',
       );
     }
-    this.adam.apply(model.parameters, gradient, learningRate);
+    if (this.device !== null) this.device.step(gradient, learningRate);
+    else this.adam.apply(model.parameters, gradient, learningRate);
     model.parametersChanged();
     return {
       'Losses/Policy Loss': Math.abs(policyLoss),

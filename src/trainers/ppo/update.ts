@@ -74,9 +74,11 @@ export function updatePassOnBuffer(
   const sequenceLength = optimizer.model.options.network.memory?.sequence_length ?? 1;
   const signals = optimizer.model.rewardSignals;
   const memory = optimizer.model.memorySize > 0 ? sequenceLength : null;
-  return trainOnBuffer(buffer, { ...hyperparameters, sequenceLength }, optimizer, random, step, function* (batch) {
-    return { ...(yield* optimizer.updatePass(minibatchOf(batch, signals, memory), step)) };
-  });
+  return optimizer.updatingOnDevice(
+    trainOnBuffer(buffer, { ...hyperparameters, sequenceLength }, optimizer, random, step, function* (batch) {
+      return { ...(yield* optimizer.updatePass(minibatchOf(batch, signals, memory), step)) };
+    }),
+  );
 }
 
 /**
