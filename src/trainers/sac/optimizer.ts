@@ -508,13 +508,41 @@ export class SacOptimizer extends CheckpointedOptimizer {
     this.target.parametersChanged();
   }
 
+  /**
+   * Copies of what an update changes, by checkpoint name: every network's parameters, log alpha,
+   * the four Adams and their step counts. SAC's update worker and its trainer exchange them
+   * (./update.ts); the normalizer, which only the trainer feeds, is not among them.
+   */
+  updatedState(): Array<[string, CheckpointArray]> {
+    const adams = this.namedAdams().flatMap(([name, adam]) => adam.stateArraysWithStep(name));
+    return [...this.trainedArrays(), ...adams].map(([key, values]) => [key, values.slice()]);
+  }
+
+  /** Puts updatedState()'s copies in place. */
+  loadUpdatedState(state: ReadonlyArray<[string, CheckpointArray]>): void {
+    const arrays = new Map(state);
+    for (const [key, values] of this.trainedArrays()) values.set(requireCheckpointArray(arrays, key, values.length));
+    for (const [name, adam] of this.namedAdams()) adam.loadStateArraysWithStep(name, arrays);
+    this.model.parametersChanged();
+    this.target.parametersChanged();
+    this.q1.parametersChanged();
+    this.q2.parametersChanged();
+  }
+
+  /** The arrays an update trains (views), by checkpoint name. */
+  private trainedArrays(): Array<[string, Float32Array]> {
+    return [
+      ['parameters', this.model.parameters],
+      ['target.parameters', this.target.parameters],
+      ['q1.parameters', this.q1.parameters],
+      ['q2.parameters', this.q2.parameters],
+      ['log_entropy_coefficients', this.logEntropyCoefficients],
+    ];
+  }
+
   /** Every network, optimizer state and coefficient in one checkpoint. */
   saveState(step: number): Uint8Array {
-    const arrays = new Map<string, CheckpointArray>(this.model.stateArrays());
-    arrays.set('target.parameters', this.target.parameters);
-    arrays.set('q1.parameters', this.q1.parameters);
-    arrays.set('q2.parameters', this.q2.parameters);
-    arrays.set('log_entropy_coefficients', this.logEntropyCoefficients);
+    const arrays = new Map<string, CheckpointArray>([...this.model.stateArrays(), ...this.trainedArrays()]);
     const adams = this.namedAdams();
     for (const [name, adam] of adams) for (const [key, values] of adam.stateArrays(name)) arrays.set(key, values);
     for (const [key, values] of providersStateArrays(this.settings.rewardProviders ?? new Map())) arrays.set(key, values);
