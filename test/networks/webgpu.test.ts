@@ -136,7 +136,7 @@ describe('choosing WebGPU', () => {
     ]);
     expect([refused.selected, refused.tfjs, refused.updates]).toEqual(['wasm', 'wasm', 'wasm']);
     expect(refused.log[0]).toMatch(
-      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.trainer_type is sac\): running the models on wasm instead\.$/,
+      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.trainer_type is poca\): running the models on wasm instead\.$/,
     );
   }, 120_000);
 
