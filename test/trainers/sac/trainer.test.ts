@@ -161,11 +161,11 @@ describe('SacTrainer', () => {
 describe('SacTrainer with memory', () => {
   const memorySettings = '    network_settings: {num_layers: 1, hidden_units: 8, memory: {memory_size: 4, sequence_length: 4}}\n';
   /** settings() with memory: its network_settings line replaced. */
-  function recurrentTrainer(): SacTrainer {
+  function recurrentTrainer(threaded = false): SacTrainer {
     const { options } = load(
       'behaviors:\n  B:\n    trainer_type: sac\n' +
         '    hyperparameters: {batch_size: 8, buffer_size: 100, buffer_init_steps: 10, steps_per_update: 2}\n' +
-        `${memorySettings}    max_steps: 100\n`,
+        `${memorySettings}    max_steps: 100\n    threaded: ${threaded}\n`,
     );
     return new SacTrainer({
       behaviorName: 'B',
@@ -236,5 +236,24 @@ describe('SacTrainer with memory', () => {
     expect(sac.optimizer.q1Adam.step).toBe(3);
     expect(policies.tryGet()).toBe(sac.policy);
     expect(sac.optimizer.q1.parameters.every(Number.isFinite)).toBe(true);
+  });
+
+  it('with threaded: true, the worker trains on the same sequences as this thread would', async () => {
+    const here = recurrentTrainer();
+    const threaded = recurrentTrainer(true);
+    // The same trajectories for both, acted before any update.
+    const acted = [0, 1, 2].map((k) => recurrentTrajectory(here, 6 * k, 6, 'cut'));
+    try {
+      for (const sac of [here, threaded]) {
+        const trajectories = new AgentManagerQueue<Trajectory>('B');
+        for (const piece of acted) trajectories.put(piece);
+        sac.advance(trajectories, new AgentManagerQueue<ActingPolicy>('B'));
+        await sac.finishUpdate();
+      }
+      expect(threaded.optimizer.q1Adam.step).toBe(3);
+      expect(threaded.optimizer.updatedState()).toEqual(here.optimizer.updatedState());
+    } finally {
+      await threaded.close();
+    }
   });
 });
