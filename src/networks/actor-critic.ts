@@ -35,7 +35,7 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { ReadingPass, gradientsSettled, readTogether, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, gradientsSettled, passReadingNothing, readTogether, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
 import type { EntityObservation } from './encoders/entity-attention';
@@ -348,6 +348,24 @@ export class ActorCritic {
   }
 
   /**
+   * values() without memory as a reading pass (tensor-io.ts), for SAC's target in an update on
+   * WebGPU: in plain loops when the batch is small, as acting does, else the head read back
+   * once. Run it scoped().
+   */
+  *valuesPass(observations: readonly Float32Array[], count: number): ReadingPass<Record<string, Float32Array>> {
+    const { body, head } = this.networks[this.networks.length - 1];
+    if (body.memory !== null) throw new Error('With memory, the critic runs over sequences: estimate values with criticSequences().');
+    const source = this.parameterSource;
+    const rows = yield* body.encodeObservations(observations, this.normalizedInputs(observations, count), count, source, false);
+    const p = this.parameters;
+    if (count * (body.bodyEncoder.multiplyAdds + head.multiplyAdds) <= JAVASCRIPT_PASS_LIMIT) {
+      return this.valuesOf(head.forwardInJavaScript(body.bodyEncoder.forwardInJavaScript(rows, count, p, false), count, p, false), count);
+    }
+    const encoding = body.bodyEncoder.forward(tf.tensor2d(rows, [count, this.inputSize]), source, false);
+    return this.valuesOf(yield head.forward(encoding, source, false), count);
+  }
+
+  /**
    * The critic over one agent's `steps` consecutive steps with memory, as upstream's
    * _evaluate_by_sequence: from `initialMemories`, sequence after sequence of `sequenceLength`
    * steps (the last one shorter), each starting from the memories the one before ended with.
@@ -407,18 +425,19 @@ export class ActorCritic {
     sequences?: SequenceMemories,
     actorOnly = false,
   ): { gradient: Float32Array; loss: T } {
-    return runPass(scoped(this.gradientPass(observations, count, loss, sequences, actorOnly)));
+    return runPass(scoped(this.gradientPass(observations, count, (outputs, gradients) => passReadingNothing(() => loss(outputs, gradients)), sequences, actorOnly)));
   }
 
   /**
    * computeGradient() as a reading pass (tensor-io.ts), for the backends that read asynchronously;
-   * run it scoped(). With the parameters on the GPU (useDeviceParameters), the returned array
-   * holds only the blocks written in JavaScript: the others wait on the GPU for DeviceParameters.step.
+   * run it scoped(). The loss is a reading pass too: SAC's runs the Q networks mid-pass. With the
+   * parameters on the GPU (useDeviceParameters), the returned array holds only the blocks written
+   * in JavaScript: the others wait on the GPU for DeviceParameters.step.
    */
   *gradientPass<T>(
     observations: readonly Float32Array[],
     count: number,
-    loss: (outputs: HeadOutputs, gradients: HeadGradients) => T,
+    loss: (outputs: HeadOutputs, gradients: HeadGradients) => ReadingPass<T>,
     sequences?: SequenceMemories,
     actorOnly = false,
   ): ReadingPass<{ gradient: Float32Array; loss: T }> {
@@ -463,7 +482,7 @@ export class ActorCritic {
 
     const outputGradients = networks.map(({ head }) => new Float32Array(head.outputs * count));
     const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
-    const value = loss(this.headView(outputs, logStd, count), this.headView(outputGradients, logStdGradient, count));
+    const value = yield* loss(this.headView(outputs, logStd, count), this.headView(outputGradients, logStdGradient, count));
 
     networks.forEach(({ body, head }, g) => {
       const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);

@@ -18,7 +18,8 @@
  * tfjs otherwise (2 x 256 at batch 128: about 10 times faster than loops). The backward pass
  * gives dQ/da too: SAC's policy loss needs it at the actor's sampled action.
  *
- * A pass runs in the caller's tf.tidy scope: encode(..., keep = true) keeps what the encoders'
+ * Each pass is also a reading pass (tensor-io.ts), so that SAC's update runs it on WebGPU too.
+ * A pass runs in the caller's tf.tidy scope (or scoped()): encode(..., keep = true) keeps what the encoders'
  * backward needs until that scope ends, and one encoding serves both of SAC's passes (the stored
  * actions and the policy's sampled ones), as both read the same observations.
  */
@@ -31,7 +32,7 @@ import { Dense, linearLayer } from './layers/dense';
 import { ParameterAllocator, ParameterBlock, ParameterSource, countParameters, sizeOf } from './layers/layer';
 import { Lstm } from './layers/lstm';
 import { NetworkBody, createBodyEncoder } from './network-body';
-import { copyColumns, runPass, tensorValues } from './tensor-io';
+import { ReadingPass, copyColumns, runPass } from './tensor-io';
 
 export interface QNetworkSettings {
   readonly network: NetworkSettings;
@@ -111,7 +112,12 @@ export class QNetwork {
    * when there are no images. With `keep`, the encoders keep what backward() needs.
    */
   encode(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): Float32Array {
-    return runPass(this.body.encodeObservations(observations, vectorRows, count, this.source, keep));
+    return runPass(this.encodePass(observations, vectorRows, count, keep));
+  }
+
+  /** encode() as a reading pass (tensor-io.ts), for SAC's update on WebGPU. */
+  encodePass(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): ReadingPass<Float32Array> {
+    return this.body.encodeObservations(observations, vectorRows, count, this.source, keep);
   }
 
   /**
@@ -119,6 +125,11 @@ export class QNetwork {
    * actions (count x actions). With memory, the rows are whole sequences, each from zero memories.
    */
   forward(encoded: Float32Array, actions: Float32Array, count: number): Float32Array {
+    return runPass(this.forwardPass(encoded, actions, count));
+  }
+
+  /** forward() as a reading pass: with tfjs, the head's output is read back once. */
+  *forwardPass(encoded: Float32Array, actions: Float32Array, count: number): ReadingPass<Float32Array> {
     if (count % this.sequenceLength !== 0) {
       throw new Error(`The Q network with memory takes whole sequences of ${this.sequenceLength} rows; got ${count} rows.`);
     }
@@ -138,8 +149,8 @@ export class QNetwork {
     }
     const source = this.source;
     let encoding = bodyEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true);
-    if (this.body.memory !== null) encoding = tf.tensor2d(this.recur(tensorValues(encoding), count), [count, this.body.outputSize]);
-    return tensorValues(this.head.forward(encoding, source, true));
+    if (this.body.memory !== null) encoding = tf.tensor2d(this.recur(yield encoding, count), [count, this.body.outputSize]);
+    return yield this.head.forward(encoding, source, true);
   }
 
   /** The LSTM over the LinearEncoder's rows (count x hidden), keeping its pass; the rows themselves without memory. */
@@ -163,6 +174,11 @@ export class QNetwork {
    * kept its pass, in the same tf.tidy scope); returns d loss / d actions (count x actions).
    */
   backward(outputGradient: Float32Array, throughEncoders: boolean): Float32Array {
+    return runPass(this.backwardPass(outputGradient, throughEncoders));
+  }
+
+  /** backward() as a reading pass: with tfjs, the input gradient is read back once (twice with memory). */
+  *backwardPass(outputGradient: Float32Array, throughEncoders: boolean): ReadingPass<Float32Array> {
     const count = this.passCount;
     const width = this.body.inputWidth;
     const { bodyEncoder, encoders } = this.body;
@@ -176,10 +192,10 @@ export class QNetwork {
     } else {
       let encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)! as tf.Tensor2D;
       if (this.body.memory !== null) {
-        encodingGradient = tf.tensor2d(this.recurBackward(tensorValues(encodingGradient)), [count, bodyEncoder.outputShape[0]]);
+        encodingGradient = tf.tensor2d(this.recurBackward(yield encodingGradient), [count, bodyEncoder.outputShape[0]]);
       }
       inputGradientTensor = bodyEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
-      inputGradient = tensorValues(inputGradientTensor);
+      inputGradient = yield inputGradientTensor;
     }
     if (throughEncoders && this.body.hasEncoders) {
       this.body.backwardEncoders(inputGradientTensor ?? tf.tensor2d(inputGradient, [count, width]), 'rows', source);

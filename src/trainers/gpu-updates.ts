@@ -2,12 +2,15 @@
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
  * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update of a policy without
- * memory, trained on its extrinsic reward, in its update thread, on vector and image observations
- * (every visual encoder but resnet). The observations a behavior
- * sends are known only once it connects: ppoUpdatesOnGpuRefusal checks them then.
+ * memory, trained on its extrinsic reward, and SAC's update without memory (its reward signals
+ * are evaluated and trained on the acting thread), each in its update thread, on vector and
+ * image observations (every visual encoder but resnet). The observations a behavior sends are
+ * known only once it connects: workerBackendFor() checks them then.
  */
+import type { Logger } from '../common/logger';
 import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
 import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
+import { BackendName, selectedBackend, updateBackend } from '../networks/backend';
 import { isVariableLength, isVisual } from '../networks/encoders/body-input';
 
 /** Why this run's updates cannot run on WebGPU, naming the setting; null when they can. */
@@ -17,12 +20,25 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates in their thread, without memory, on the extrinsic reward)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's and SAC's updates in their thread, without memory; PPO's on the extrinsic reward alone)`;
   }
   return null;
 }
 
-/** Why a behavior's observations, and the encoder of its images, keep its PPO updates off WebGPU, or null. */
+/**
+ * The backend a behavior's update worker runs on: the one chosen for updates, unless the
+ * behavior's observations keep its updates off WebGPU, which one line says.
+ */
+export function workerBackendFor(behaviorName: string, spec: BehaviorSpec, encoder: EncoderType, logger: Logger | null): BackendName {
+  const backend = updateBackend();
+  if (backend === selectedBackend()) return backend;
+  const refusal = ppoUpdatesOnGpuRefusal(spec, encoder);
+  if (refusal === null) return backend;
+  logger?.warning(`Behavior ${behaviorName}: ${refusal}; its updates run on the ${selectedBackend()} backend.`);
+  return selectedBackend();
+}
+
+/** Why a behavior's observations, and the encoder of its images, keep its PPO (and SAC) updates off WebGPU, or null. */
 export function ppoUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType): string | null {
   // resnet's max pooling picks its maxima in JavaScript, mid-pass.
   if (encoder === 'resnet' && spec.observationSpecs.some((observation) => isVisual(observation.shape))) {
@@ -34,9 +50,10 @@ export function ppoUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType)
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {
-  if (settings.trainer_type !== 'ppo') return `trainer_type is ${settings.trainer_type}`;
+  if (settings.trainer_type !== 'ppo' && settings.trainer_type !== 'sac') return `trainer_type is ${settings.trainer_type}`;
   if (!settings.threaded) return 'threaded is false';
   if (settings.network_settings.memory !== null) return 'network_settings.memory is set';
+  if (settings.trainer_type === 'sac') return settings.behavioral_cloning === null ? null : 'behavioral_cloning is set';
   const signal = Object.keys(settings.reward_signals).find((name) => name !== 'extrinsic');
   if (signal !== undefined) return `reward_signals.${signal} is set`;
   if (settings.behavioral_cloning !== null) return 'behavioral_cloning is set';

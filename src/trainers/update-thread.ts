@@ -1,6 +1,6 @@
 /**
- * The main thread's side of an on-policy trainer's update worker (threaded: true; PPO's
- * ./ppo/update-worker.ts, POCA's ./poca/update-worker.ts): starts the worker on the backend the
+ * The main thread's side of a trainer's update worker (threaded: true; PPO's
+ * ./ppo/update-worker.ts, SAC's ./sac/update-worker.ts, POCA's ./poca/update-worker.ts): starts the worker on the backend the
  * trainer gives, hands it one update at a time, and turns a worker that fails or exits into an
  * error naming the behavior, so that a waiting trainer never hangs. InFlightUpdate keeps the
  * trainer's one update in flight and its answer; serveUpdates() is the worker's side of the loop.
@@ -12,7 +12,7 @@ import type { Logger } from '../common/logger';
 import { BackendName, selectBackend } from '../networks/backend';
 
 /** The trainers that can update in a worker, by the folder their worker script is built in. */
-export type ThreadedTrainerKind = 'ppo' | 'poca';
+export type ThreadedTrainerKind = 'ppo' | 'sac' | 'poca';
 
 /** The update worker failed or ended while the trainer still needed it. */
 export class UpdateWorkerError extends Error {

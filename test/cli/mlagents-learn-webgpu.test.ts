@@ -1,8 +1,8 @@
 /**
  * mlagents-learn with its updates on WebGPU, on SwiftShader (scripts/with-swiftshader.sh; skipped
  * without Debian's chromium): the built executable trains SimpleGoal 1D with threaded: true and
- * --backend webgpu-software, then --resume goes on from its checkpoint on wasm. Reaching
- * upstream's threshold on SwiftShader takes minutes: that run is in bench/README.md.
+ * --backend webgpu-software, PPO and SAC, then --resume goes on from its checkpoint on wasm.
+ * Reaching upstream's threshold on SwiftShader takes minutes: that run is in bench/README.md.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -11,8 +11,10 @@ import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { readCheckpointFile } from '../../src/networks/checkpoint-file';
 import { PpoTrainer } from '../../src/trainers/ppo/trainer';
+import { SacTrainer } from '../../src/trainers/sac/trainer';
 import { ROOT, tempDir } from '../helpers/paths';
 import { simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';
+import { writeSimpleSacConfig } from './learn-sac-helpers';
 
 const onSwiftShader = fs.existsSync('/usr/lib/chromium/vk_swiftshader_icd.json') ? it : it.skip;
 
@@ -21,17 +23,28 @@ function writeThreadedConfig(folder: string, maxSteps: number): void {
   fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('threaded: false', 'threaded: true'));
 }
 
+/** Upstream's SAC test config, threaded, with an update every 20 steps after the first 100: SwiftShader takes seconds an update. */
+function writeThreadedSacConfig(folder: string, maxSteps: number): void {
+  const file = writeSimpleSacConfig(folder, maxSteps, 100, '      steps_per_update: 20\n');
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('trainer_type: sac\n', 'trainer_type: sac\n    threaded: true\n'));
+}
+
+/** Runs the built mlagents-learn under SwiftShader in `cwd`. */
+function learnOnSwiftShader(cwd: string, args: string[]): ReturnType<typeof spawnSync> & { stdout: string } {
+  return spawnSync(path.join(ROOT, 'scripts', 'with-swiftshader.sh'), [process.execPath, path.join(ROOT, 'dist', 'cli', 'mlagents-learn.js'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
+}
+
 describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
   onSwiftShader('trains with the updates on the software adapter, acting on wasm, and --resume goes on from its checkpoint on wasm', async () => {
     const cwd = tempDir('learn-webgpu');
     writeThreadedConfig(cwd, 192);
     // simpleGoalArgs asks for wasm; the last --backend wins.
     const args = [...(await simpleGoalArgs('gpu')), '--backend=webgpu-software'];
-    const run = spawnSync(path.join(ROOT, 'scripts', 'with-swiftshader.sh'), [process.execPath, path.join(ROOT, 'dist', 'cli', 'mlagents-learn.js'), ...args], {
-      cwd,
-      encoding: 'utf8',
-      timeout: 240_000,
-    });
+    const run = learnOnSwiftShader(cwd, args);
     expect([run.status, run.stderr]).toEqual([0, expect.anything()]);
     expect(run.stdout).toMatch(/Running the updates on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, in the update thread; acting on the wasm backend\./);
     const checkpoint = readCheckpointFile(path.join(cwd, 'results', 'gpu', '1D', 'checkpoint.ckpt'));
@@ -46,5 +59,28 @@ describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
     expect(messages).toContain('Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).');
     expect(messages).toContain(`Resuming training of 1D from step ${checkpoint.meta.step as number}.`);
     expect(resumed.optimizer.adam.step).toBeGreaterThan(checkpoint.meta.adamStep as number);
+  }, 300_000);
+
+  onSwiftShader('trains SAC with its updates on the software adapter in its worker, acting on wasm, and --resume goes on from its checkpoint on wasm', async () => {
+    const cwd = tempDir('learn-webgpu-sac');
+    // A few updates on the GPU: one per 20 steps after step 100.
+    writeThreadedSacConfig(cwd, 200);
+    const run = learnOnSwiftShader(cwd, [...(await simpleGoalArgs('gpu')), '--backend=webgpu-software']);
+    expect([run.status, run.stderr]).toEqual([0, expect.anything()]);
+    expect(run.stdout).toMatch(/Running the updates on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, in the update thread; acting on the wasm backend\./);
+    const checkpoint = readCheckpointFile(path.join(cwd, 'results', 'gpu', '1D', 'checkpoint.ckpt'));
+    const updates = (checkpoint.meta.adamSteps as Record<string, number>)['adam.q1'];
+    expect(updates).toBeGreaterThan(0);
+    for (const key of ['parameters', 'target.parameters', 'q1.parameters', 'q2.parameters']) expect([key, checkpoint.arrays.get(key)!.every(Number.isFinite)]).toEqual([key, true]);
+
+    // As upstream on resume, the updates are taken to have kept up: the next is due after step 300.
+    writeThreadedSacConfig(cwd, 400);
+    const logger = memoryLogger();
+    const controller = await learn(await simpleGoalArgs('gpu', '--resume'), { cwd, logger });
+    const resumed = controller.behaviorTrainers.get('1D') as SacTrainer;
+    const messages = logger.lines.map((l) => l.message);
+    expect(messages).toContain('Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).');
+    expect(messages).toContain(`Resuming training of 1D from step ${checkpoint.meta.step as number}.`);
+    expect(resumed.optimizer.q1Adam.step).toBeGreaterThan(updates);
   }, 300_000);
 });

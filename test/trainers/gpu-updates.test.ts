@@ -4,20 +4,26 @@ import { load } from '../config/config-helpers';
 import { behavior, entityObservation, vectorObservation, visualObservation } from '../networks/model-fixtures';
 
 const THREADED_PPO = 'behaviors:\n  Ball:\n    trainer_type: ppo\n    threaded: true\n';
+const THREADED_SAC = 'behaviors:\n  Ball:\n    trainer_type: sac\n    threaded: true\n';
 
 describe('gpuUpdatesRefusal', () => {
-  it('takes threaded PPO without memory on the extrinsic reward', () => {
+  it('takes threaded PPO without memory on the extrinsic reward, and threaded SAC without memory on any reward signals', () => {
     expect(gpuUpdatesRefusal(load(THREADED_PPO).options)).toBeNull();
+    expect(gpuUpdatesRefusal(load(THREADED_SAC).options)).toBeNull();
+    // SAC's reward signals are evaluated and trained on the acting thread: only its update goes to the GPU.
+    expect(gpuUpdatesRefusal(load(`${THREADED_SAC}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`).options)).toBeNull();
   });
 
   it.each([
-    ['behaviors:\n  Ball:\n    trainer_type: sac\n', 'behaviors.Ball.trainer_type is sac'],
+    ['behaviors:\n  Ball:\n    trainer_type: sac\n', 'behaviors.Ball.threaded is false'],
     ['behaviors:\n  Ball:\n    trainer_type: ppo\n', 'behaviors.Ball.threaded is false'],
     [`${THREADED_PPO}    network_settings:\n      memory:\n        memory_size: 16\n`, 'behaviors.Ball.network_settings.memory is set'],
+    [`${THREADED_SAC}    network_settings:\n      memory:\n        memory_size: 16\n`, 'behaviors.Ball.network_settings.memory is set'],
     [`${THREADED_PPO}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`, 'behaviors.Ball.reward_signals.curiosity is set'],
+    [`${THREADED_SAC}    behavioral_cloning: {demo_path: expert.demo}\n`, 'behaviors.Ball.behavioral_cloning is set'],
     [`${THREADED_PPO}default_settings:\n  trainer_type: poca\n`, 'default_settings.trainer_type is poca'],
   ])('names the setting that keeps the updates off WebGPU', (yaml, setting) => {
-    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's updates in their thread, without memory, on the extrinsic reward)`);
+    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's and SAC's updates in their thread, without memory; PPO's on the extrinsic reward alone)`);
   });
 
   it('refuses --inference: it runs no updates', () => {

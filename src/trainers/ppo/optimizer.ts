@@ -8,7 +8,7 @@ import type { PPOSettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
 import { DeviceParameters, updatingOnDevice } from '../../networks/device-parameters';
-import { ReadingPass, runPass, scoped } from '../../networks/tensor-io';
+import { ReadingPass, passReadingNothing, runPass, scoped } from '../../networks/tensor-io';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { CheckpointedOptimizer } from '../optimizer-checkpoint';
 import { decayedValue } from '../../networks/schedule';
@@ -115,7 +115,7 @@ export class PpoOptimizer extends CheckpointedOptimizer {
     const model = this.model;
     const { gradient, loss } = yield* scoped(
       model.gradientPass(batch.observations, batch.count, (outputs, gradients) =>
-        ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients),
+        passReadingNothing(() => ppoLoss(outputs, batch, model.actionSpec, model.rewardSignals, epsilon, beta, gradients)),
         batch.sequences,
       ),
     );

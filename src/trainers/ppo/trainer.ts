@@ -25,8 +25,8 @@ import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { PackedColumn, UpdateReply, UpdateRequest, optimizerStateOf, providerNormalizers, restoreUpdatedState } from './update-protocol';
 import type { Logger } from '../../common/logger';
-import { BackendName, selectedBackend, updateBackend } from '../../networks/backend';
-import { ppoUpdatesOnGpuRefusal } from '../gpu-updates';
+import { workerBackendFor } from '../gpu-updates';
+import type { BackendName } from '../../networks/backend';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -80,12 +80,7 @@ export class PpoTrainer extends OnPolicyTrainer<PpoTrainerSettings, UpdateReques
 
   /** The backend the worker updates on: the one chosen for updates, unless this behavior's observations keep it off WebGPU. */
   protected override workerBackend(): BackendName {
-    const backend = updateBackend();
-    if (backend === selectedBackend()) return backend;
-    const refusal = ppoUpdatesOnGpuRefusal(this.spec, this.settings.network_settings.vis_encode_type);
-    if (refusal === null) return backend;
-    this.logger?.warning(`Behavior ${this.behaviorName}: ${refusal}; its updates run on the ${selectedBackend()} backend.`);
-    return selectedBackend();
+    return workerBackendFor(this.behaviorName, this.spec, this.settings.network_settings.vis_encode_type, this.logger);
   }
 
   processTrajectory(trajectory: Trajectory): void {

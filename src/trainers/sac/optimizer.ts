@@ -31,7 +31,6 @@
  * networks read the actor's normalized vector observations, as upstream copies the
  * policy's normalizer into them before each update.
  */
-import * as tf from '@tensorflow/tfjs';
 import type { SACSettings } from '../../config/settings';
 import { BehaviorSpec } from '../../env/behavior-spec';
 import { SeededRandom } from '../../common/random';
@@ -40,6 +39,7 @@ import { Adam } from '../../networks/adam';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint, requireCheckpointArray } from '../../networks/checkpoint-file';
 import { EPSILON, maskedSoftmax } from '../../networks/distributions';
 import { QNetwork } from '../../networks/q-network';
+import { ReadingPass, gradientsSettled, runPass, scoped } from '../../networks/tensor-io';
 import { decayedValue } from '../../networks/schedule';
 import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma, squashedGaussianLogProb } from '../../networks/squashed-gaussian';
 import { rowsAtSequenceStarts } from '../critic-memories';
@@ -182,9 +182,14 @@ export class SacOptimizer extends CheckpointedOptimizer {
    * reward for every signal when not given); each is scaled by its signal's strength here.
    */
   update(batch: ReplayRows, step: number, signalRewards?: readonly Float32Array[]): SacUpdateStats {
+    return runPass(this.updatePass(batch, step, signalRewards));
+  }
+
+  /** update() as a reading pass (tensor-io.ts): SAC's update worker runs it with runPassAsync, on WebGPU too. */
+  *updatePass(batch: ReplayRows, step: number, signalRewards?: readonly Float32Array[]): ReadingPass<SacUpdateStats> {
     const model = this.model;
     const learningRate = this.learningRateAt(step);
-    const gradients = this.lossesAndGradients(batch, signalRewards);
+    const gradients = yield* this.lossesAndGradientsPass(batch, signalRewards);
     const { policyLoss, valueLoss, q1Loss, q2Loss } = gradients;
     if (![policyLoss, valueLoss, q1Loss, q2Loss].every(Number.isFinite)) {
       throw new NonFiniteLossError(
@@ -216,6 +221,19 @@ export class SacOptimizer extends CheckpointedOptimizer {
 
   /** The losses of one minibatch and their gradients, all from the current parameters; changes nothing. */
   lossesAndGradients(batch: ReplayRows, signalRewards?: readonly Float32Array[]): SacGradients {
+    return runPass(this.lossesAndGradientsPass(batch, signalRewards));
+  }
+
+  /**
+   * lossesAndGradients() as a reading pass. Its tensors live in one scope: one encoding of the
+   * observations per Q network serves the policy's sampled actions and the stored ones, and its
+   * backward runs in the Q losses.
+   */
+  *lossesAndGradientsPass(batch: ReplayRows, signalRewards?: readonly Float32Array[]): ReadingPass<SacGradients> {
+    return yield* scoped(this.unscopedLossesAndGradients(batch, signalRewards));
+  }
+
+  private *unscopedLossesAndGradients(batch: ReplayRows, signalRewards?: readonly Float32Array[]): ReadingPass<SacGradients> {
     const n = batch.count;
     const model = this.model;
     const inputs = model.networkInputs(batch.observations, n);
@@ -223,7 +241,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
 
     // Targets of the Q losses: r + gamma (1 - done) V_target(s'), per reward signal.
     this.target.normalizer?.copyFrom(model.normalizer!);
-    const nextValues = sequences === undefined ? this.target.values(batch.nextObservations, n) : this.targetValuesInSequences(batch, sequences);
+    const nextValues = sequences === undefined ? yield* this.target.valuesPass(batch.nextObservations, n) : this.targetValuesInSequences(batch, sequences);
     const backups = model.rewardSignals.map((name, s) => {
       const { gamma, strength, ignoreDone } = this.settings.signals[s];
       const next = nextValues[name];
@@ -231,28 +249,18 @@ export class SacOptimizer extends CheckpointedOptimizer {
       return Float64Array.from(signalRewards?.[s] ?? batch.rewards, (r, i) => r * strength + (1 - doneWeight * batch.dones[i]) * gamma * next[i]);
     });
 
-    let actorPass!: ActorPass;
-    let modelGradient!: Float32Array;
-    let q1Loss = 0;
-    let q2Loss = 0;
-    // One scope for the Q networks' encoders: one encoding of the observations serves the
-    // policy's sampled actions and the stored ones, and its backward runs in the Q losses. The
-    // Q losses come last: their backward passes overwrite what Q1's dQ/da pass left in its gradient.
-    tf.tidy(() => {
-      const q1Encoded = this.q1.encode(batch.observations, inputs, n, true);
-      const q2Encoded = this.q2.encode(batch.observations, inputs, n, true);
-      modelGradient = model.computeGradient(
-        batch.observations,
-        n,
-        (outputs, gradients) => {
-          actorPass = this.actorAndValueLoss(outputs, gradients, q1Encoded, q2Encoded, batch);
-        },
-        sequences,
-      ).gradient;
-      q1Loss = this.qLoss(this.q1, q1Encoded, batch, backups);
-      q2Loss = this.qLoss(this.q2, q2Encoded, batch, backups);
-    });
-
+    const q1Encoded = yield* this.q1.encodePass(batch.observations, inputs, n, true);
+    const q2Encoded = yield* this.q2.encodePass(batch.observations, inputs, n, true);
+    const { gradient: modelGradient, loss: actorPass } = yield* model.gradientPass(
+      batch.observations,
+      n,
+      (outputs, gradients) => this.actorAndValueLoss(outputs, gradients, q1Encoded, q2Encoded, batch),
+      sequences,
+    );
+    // The Q losses come last: their backward passes overwrite what Q1's dQ/da pass left in its gradient.
+    const q1Loss = yield* this.qLoss(this.q1, q1Encoded, batch, backups);
+    const q2Loss = yield* this.qLoss(this.q2, q2Encoded, batch, backups);
+    yield* gradientsSettled();
     return { ...actorPass, q1Loss, q2Loss, modelGradient, q1Gradient: this.q1.gradient, q2Gradient: this.q2.gradient };
   }
 
@@ -285,13 +293,13 @@ export class SacOptimizer extends CheckpointedOptimizer {
    * writes d loss / d head outputs into `gradients` (the policy loss's for the actor heads, the
    * value loss's for V).
    */
-  private actorAndValueLoss(
+  private *actorAndValueLoss(
     outputs: HeadOutputs,
     gradients: HeadGradients,
     q1Encoded: Float32Array,
     q2Encoded: Float32Array,
     batch: ReplayRows,
-  ): ActorPass {
+  ): ReadingPass<ActorPass> {
     const n = outputs.count;
     const C = this.continuousSize;
     const B = this.branches.length;
@@ -336,8 +344,8 @@ export class SacOptimizer extends CheckpointedOptimizer {
       }
     }
 
-    const q1p = this.q1.forward(q1Encoded, sampled, n);
-    const q2p = this.q2.forward(q2Encoded, sampled, n);
+    const q1p = yield* this.q1.forwardPass(q1Encoded, sampled, n);
+    const q2p = yield* this.q2.forwardPass(q2Encoded, sampled, n);
 
     // Policy loss: d/d mean Q1 (over the reward signals) of each output, for Q1's backward pass.
     const q1OutputGradient = new Float32Array(n * S * K);
@@ -431,7 +439,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
     // encoders are left alone), then through tanh, the log probability and the clamp to the
     // actor's heads.
     if (C > 0) {
-      const actionGradient = this.q1.backward(q1OutputGradient, false);
+      const actionGradient = yield* this.q1.backwardPass(q1OutputGradient, false);
       for (let i = 0; i < n; i++) {
         for (let j = 0; j < C; j++) {
           const k = i * C + j;
@@ -463,12 +471,12 @@ export class SacOptimizer extends CheckpointedOptimizer {
    * reward signals, with Q of discrete actions the mean over the branches of the chosen action's
    * output; leaves the parameter gradient in the network.
    */
-  private qLoss(network: QNetwork, encoded: Float32Array, batch: ReplayRows, backups: readonly Float64Array[]): number {
+  private *qLoss(network: QNetwork, encoded: Float32Array, batch: ReplayRows, backups: readonly Float64Array[]): ReadingPass<number> {
     const n = batch.count;
     const S = backups.length;
     const K = this.qOutputs;
     const B = this.branches.length;
-    const out = network.forward(encoded, batch.continuousActions, n);
+    const out = yield* network.forwardPass(encoded, batch.continuousActions, n);
     const outputGradient = new Float32Array(out.length);
     let loss = 0;
     for (let s = 0; s < S; s++) {
@@ -486,7 +494,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
         for (let b = 0; b < B; b++) outputGradient[row + this.branchStarts[b] + batch.discreteActions[i * B + b]] += byQ / B;
       }
     }
-    network.backward(outputGradient, true);
+    yield* network.backwardPass(outputGradient, true);
     return loss;
   }
 
@@ -500,13 +508,41 @@ export class SacOptimizer extends CheckpointedOptimizer {
     this.target.parametersChanged();
   }
 
+  /**
+   * Copies of what an update changes, by checkpoint name: every network's parameters, log alpha,
+   * the four Adams and their step counts. SAC's update worker and its trainer exchange them
+   * (./update.ts); the normalizer, which only the trainer feeds, is not among them.
+   */
+  updatedState(): Array<[string, CheckpointArray]> {
+    const adams = this.namedAdams().flatMap(([name, adam]) => adam.stateArraysWithStep(name));
+    return [...this.trainedArrays(), ...adams].map(([key, values]) => [key, values.slice()]);
+  }
+
+  /** Puts updatedState()'s copies in place. */
+  loadUpdatedState(state: ReadonlyArray<[string, CheckpointArray]>): void {
+    const arrays = new Map(state);
+    for (const [key, values] of this.trainedArrays()) values.set(requireCheckpointArray(arrays, key, values.length));
+    for (const [name, adam] of this.namedAdams()) adam.loadStateArraysWithStep(name, arrays);
+    this.model.parametersChanged();
+    this.target.parametersChanged();
+    this.q1.parametersChanged();
+    this.q2.parametersChanged();
+  }
+
+  /** The arrays an update trains (views), by checkpoint name. */
+  private trainedArrays(): Array<[string, Float32Array]> {
+    return [
+      ['parameters', this.model.parameters],
+      ['target.parameters', this.target.parameters],
+      ['q1.parameters', this.q1.parameters],
+      ['q2.parameters', this.q2.parameters],
+      ['log_entropy_coefficients', this.logEntropyCoefficients],
+    ];
+  }
+
   /** Every network, optimizer state and coefficient in one checkpoint. */
   saveState(step: number): Uint8Array {
-    const arrays = new Map<string, CheckpointArray>(this.model.stateArrays());
-    arrays.set('target.parameters', this.target.parameters);
-    arrays.set('q1.parameters', this.q1.parameters);
-    arrays.set('q2.parameters', this.q2.parameters);
-    arrays.set('log_entropy_coefficients', this.logEntropyCoefficients);
+    const arrays = new Map<string, CheckpointArray>([...this.model.stateArrays(), ...this.trainedArrays()]);
     const adams = this.namedAdams();
     for (const [name, adam] of adams) for (const [key, values] of adam.stateArrays(name)) arrays.set(key, values);
     for (const [key, values] of providersStateArrays(this.settings.rewardProviders ?? new Map())) arrays.set(key, values);

@@ -11,13 +11,22 @@
  * and minibatches are batch_size / sequence_length whole sequences.
  *
  * The policy that acts is the model the optimizer updates; after an advance() that updated it,
- * it goes back through the policy queue. SAC updates always run on this thread: threaded: true
- * is reported and otherwise has no effect.
+ * it goes back through the policy queue.
+ *
+ * With threaded: true the updates run in a worker thread (./update.ts, ../update-thread.ts) on
+ * the update backend (WebGPU's when chosen) while the environments keep stepping: advance()
+ * draws the minibatches the new steps call for, as it would update on them, and hands them over
+ * together; the worker's networks and Adam state are copied into the acting model at the first
+ * advance() after it answers. At most one request is in flight; the steps that arrive meanwhile
+ * call for the next one, so the number of updates per step is the same. Reward signals are
+ * evaluated and trained on this thread. A checkpoint taken meanwhile holds the state from before
+ * the request; finishUpdate() waits for it. behavioral_cloning, which trains the acting model
+ * after each update, keeps the updates on this thread.
  */
 import * as path from 'path';
 import * as fs from 'fs';
 import type { SACSettings, TrainerSettings } from '../../config/settings';
-import { observationSize } from '../../env/behavior-spec';
+import { BehaviorSpec, observationSize } from '../../env/behavior-spec';
 import type { Logger } from '../../common/logger';
 import { ActorCritic } from '../../networks/actor-critic';
 import { STAT_KEYS } from '../../stats';
@@ -27,7 +36,11 @@ import { ModelPolicy, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-
 import type { Trajectory } from '../trajectory';
 import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from '../buffer';
 import { CriticMemories } from '../critic-memories';
-import { SacOptimizer } from './optimizer';
+import { SacOptimizer, SacUpdateStats } from './optimizer';
+import { SacMinibatch, SacUpdateReply, SacUpdateRequest, createSacModel, minibatchMemory } from './update';
+import { InFlightUpdate, UpdateThread } from '../update-thread';
+import { NonFiniteLossError } from '../non-finite-loss';
+import { workerBackendFor } from '../gpu-updates';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
 import { RewardBatch, RewardProvider, rewardBatchOf } from '../reward-signals/reward-provider';
 import { createRewardProviders } from '../reward-signals/registry';
@@ -60,20 +73,25 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
   /** Rows per training sequence: sequence_length with memory, else 1. */
   private readonly sequenceLength: number;
   private readonly criticMemories: CriticMemories;
+  private readonly spec: BehaviorSpec;
+  private readonly seed: number;
+  /** Whether the updates run in a worker thread (threaded: true without behavioral cloning). */
+  private readonly threaded: boolean;
+  /** The worker that runs the updates, started at the first one. */
+  private updateThread: UpdateThread<SacUpdateRequest, SacUpdateReply> | null = null;
+  /** The request running in the worker, and its answer. */
+  private readonly inFlight = new InFlightUpdate<SacUpdateReply>();
+  /** Whether the worker's networks may differ from the acting ones (before its first update, after a restore). */
+  private workerStateStale = true;
 
   constructor(options: SacTrainerOptions) {
     super(options);
     const { settings, spec } = options;
     this.hyperparameters = settings.hyperparameters;
     this.logger = options.logger ?? null;
-    this.model = new ActorCritic(spec, {
-      network: settings.network_settings,
-      rewardSignals: this.signals,
-      sharedCritic: false,
-      seed: options.seed,
-      conditionalSigma: true,
-      tanhSquash: true,
-    });
+    this.spec = spec;
+    this.seed = options.seed;
+    this.model = createSacModel(spec, settings, options.seed);
     this.rewardProviders = createRewardProviders(settings.reward_signals, options.behaviorName, spec, options.seed, options.logger ?? null);
     this.behavioralCloning = createBehavioralCloning(this.model, options.behaviorName, settings, options.seed);
     this.optimizer = new SacOptimizer(this.model, spec, {
@@ -99,9 +117,10 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       },
       this.hyperparameters.buffer_size,
     );
-    if (settings.threaded) {
+    this.threaded = settings.threaded && this.behavioralCloning === null;
+    if (settings.threaded && !this.threaded) {
       this.logger?.warning(
-        `Behavior ${this.behaviorName}: threaded: true is not available for SAC yet; its updates run on the main loop, between environment steps.`,
+        `Behavior ${this.behaviorName}: threaded: true is not available for SAC with behavioral_cloning yet; its updates run on the main loop, between environment steps.`,
       );
     }
   }
@@ -112,9 +131,29 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
    */
   advance(trajectoryQueue: AgentManagerQueue<Trajectory>, policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
     this.processWaitingTrajectories(trajectoryQueue);
+    if (this.threaded) return this.advanceThreaded(policyQueue);
     if (!this.shouldStillTrain || !this.readyToUpdate() || !this.updatePolicy()) return false;
     policyQueue.put(this.policy);
     return true;
+  }
+
+  /** Waits for the request running in the worker, if any, and applies it (threaded: true). */
+  async finishUpdate(): Promise<void> {
+    await this.inFlight.settled();
+    this.applyWorkerUpdate();
+  }
+
+  /**
+   * With threaded: true, resolves once the request in flight is done if the steps since already
+   * call for another update, so that the policy acting never lags more than one request behind.
+   */
+  async waitUntilReady(): Promise<void> {
+    if (this.inFlight.busy && this.shouldStillTrain && this.readyToUpdate() && this.updateDue()) await this.inFlight.settled();
+  }
+
+  /** Ends the update worker, if one was started; a request still in flight is dropped. */
+  async close(): Promise<void> {
+    await this.updateThread?.close();
   }
 
   /** Writes the networks and optimizers, and with save_replay_buffer the replay buffer beside them. */
@@ -133,6 +172,7 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
    */
   loadCheckpoint(file: string, options: { readonly resume?: boolean } = {}): number {
     const step = this.optimizer.loadCheckpoint(file);
+    this.workerStateStale = true;
     // As upstream on resume: the updates are assumed to have kept up with the steps.
     this.updateSteps = Math.max(1, Math.trunc(step / this.hyperparameters.steps_per_update));
     this.rewardSignalUpdateSteps = Math.max(1, Math.trunc(step / this.hyperparameters.reward_signal_steps_per_update));
@@ -176,33 +216,98 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     return this.replayBuffer.size >= this.hyperparameters.batch_size && this.step >= this.hyperparameters.buffer_init_steps;
   }
 
-  /**
-   * Upstream's _update_sac_policy: one update per steps_per_update steps since buffer_init_steps,
-   * each on a minibatch drawn from the replay buffer. Returns whether any update ran.
-   */
-  private updatePolicy(): boolean {
+  /** Whether the steps since the last update call for another (upstream's _update_sac_policy loop condition). */
+  private updateDue(): boolean {
     const h = this.hyperparameters;
+    return (this.step - h.buffer_init_steps) / this.updateSteps > h.steps_per_update;
+  }
+
+  /**
+   * The minibatches of the updates the steps since the last one call for: one per
+   * steps_per_update steps since buffer_init_steps, each drawn from the replay buffer when the
+   * update before it is done (the loop's body), with every signal's rewards evaluated afresh on
+   * it, as upstream's.
+   */
+  private *dueMinibatches(): Generator<SacMinibatch> {
+    while (this.updateDue()) {
+      const rows = this.replayBuffer.sample(this.hyperparameters.batch_size, () => this.random.next());
+      const rewardBatch = replayRewardBatch(rows);
+      yield { rows, signalRewards: this.signals.map((signal) => this.rewardProviders.get(signal)!.evaluate(rewardBatch)) };
+      this.updateSteps++;
+    }
+  }
+
+  /** Upstream's _update_sac_policy, on this thread: the updates due, then the reward signals'. Returns whether any update ran. */
+  private updatePolicy(): boolean {
     this.bookkeeping.policyUpdated();
     let updated = false;
-    while ((this.step - h.buffer_init_steps) / this.updateSteps > h.steps_per_update) {
-      const batch = this.replayBuffer.sample(h.batch_size, () => this.random.next());
-      // As upstream: every signal's rewards evaluated afresh on the sampled minibatch.
-      const rewardBatch = replayRewardBatch(batch);
-      const signalRewards = this.signals.map((signal) => this.rewardProviders.get(signal)!.evaluate(rewardBatch));
+    for (const { rows, signalRewards } of this.dueMinibatches()) {
       let stats;
       try {
-        stats = this.optimizer.update(batch, this.step, signalRewards);
+        stats = this.optimizer.update(rows, this.step, signalRewards);
       } catch (error) {
         throw this.behaviorLossError(error);
       }
-      for (const [key, value] of Object.entries(stats)) this.stats.addStat(key, value);
-      this.updateSteps++;
+      this.reportUpdate(stats);
       updated = true;
       // As upstream: a round of behavioral cloning after every update.
       for (const [key, value] of Object.entries(this.behavioralCloning?.update(this.step) ?? {})) this.stats.addStat(key, value);
     }
     this.updateRewardSignals();
     return updated;
+  }
+
+  private reportUpdate(stats: SacUpdateStats): void {
+    for (const [key, value] of Object.entries(stats)) this.stats.addStat(key, value);
+  }
+
+  /**
+   * advance() with threaded: true: applies the worker's answer, if one came, then hands it the
+   * updates now due, if it is free. Returns true when the policy changed.
+   */
+  private advanceThreaded(policyQueue: AgentManagerQueue<ActingPolicy>): boolean {
+    const changed = this.applyWorkerUpdate();
+    if (changed) policyQueue.put(this.policy);
+    if (!this.inFlight.busy && this.shouldStillTrain && this.readyToUpdate()) this.startWorkerUpdate();
+    return changed;
+  }
+
+  /** Draws the updates due and hands them to the worker with the normalizer; trains the reward signals here. */
+  private startWorkerUpdate(): void {
+    this.bookkeeping.policyUpdated();
+    const minibatches = [...this.dueMinibatches()];
+    this.updateRewardSignals();
+    if (minibatches.length === 0) return;
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'sac', workerBackendFor(this.behaviorName, this.spec, this.settings.network_settings.vis_encode_type, this.logger), {
+      behaviorName: this.behaviorName,
+      observationSpecs: this.spec.observationSpecs,
+      continuousSize: this.spec.actionSpec.continuousSize,
+      discreteBranches: this.spec.actionSpec.discreteBranches,
+      settings: this.settings,
+      seed: this.seed,
+      signals: this.optimizer.settings.signals.map(({ gamma, strength, ignoreDone }) => ({ gamma, strength, ignoreDone })),
+    });
+    const request: SacUpdateRequest = {
+      step: this.step,
+      minibatches,
+      normalizer: this.model.normalizer?.state() ?? null,
+      state: this.workerStateStale ? this.optimizer.updatedState() : null,
+    };
+    this.workerStateStale = false;
+    this.inFlight.start(this.updateThread.update(request, minibatchMemory(minibatches)));
+  }
+
+  /**
+   * Copies the worker's networks and Adam state into the acting model once it answered and
+   * reports each update's statistics; returns whether it did. A non-finite loss or a crashed worker stops the run.
+   */
+  private applyWorkerUpdate(): boolean {
+    const reply = this.inFlight.take();
+    if (reply === null) return false;
+    if (reply.kind === 'nonFiniteLoss') throw this.behaviorLossError(new NonFiniteLossError(reply.message));
+    this.optimizer.loadUpdatedState(reply.state);
+    for (const stats of reply.stats) this.reportUpdate(stats);
+    return true;
   }
 
   /**

@@ -4,14 +4,14 @@
  * network has its own of), the soft update of the target, and the checkpoint round trip.
  */
 import { memoryLogger } from '../../../src/common/logger';
-import { SeededRandom } from '../../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
 import { ActorCritic } from '../../../src/networks/actor-critic';
 import { selectBackend } from '../../../src/networks/backend';
 import { encodeCheckpoint } from '../../../src/networks/checkpoint-file';
 import { SacGradients, SacOptimizer } from '../../../src/trainers/sac/optimizer';
 import type { ReplayRows } from '../../../src/trainers/sac/replay-buffer';
-import { behavior, network, observations, vectorObservation, visualObservation } from '../../networks/model-fixtures';
+import { batchFor } from './fixtures/replay-batch';
+import { behavior, network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
 import { centralDifference } from '../../helpers/finite-differences';
 
 beforeAll(async () => {
@@ -38,34 +38,6 @@ function optimizerFor(spec: BehaviorSpec, signals = ['extrinsic']): SacOptimizer
     signals: signals.map((_, s) => ({ gamma: 0.9 + 0.05 * s, strength: 1 + s })),
     seed: 5,
   });
-}
-
-/** A minibatch of random experiences, one forbidden action per branch, some episode ends. */
-function batchFor(spec: BehaviorSpec, count: number, seed: number): ReplayRows {
-  const random = new SeededRandom(seed);
-  const { continuousSize, discreteBranches } = spec.actionSpec;
-  const maskWidth = discreteBranches.reduce((a, b) => a + b, 0);
-  const actionMasks = new Float32Array(count * maskWidth).fill(1);
-  const discreteActions = new Int32Array(count * discreteBranches.length);
-  for (let i = 0; i < count; i++) {
-    let first = 0;
-    discreteBranches.forEach((size, b) => {
-      const forbidden = random.int(size);
-      actionMasks[i * maskWidth + first + forbidden] = 0;
-      discreteActions[i * discreteBranches.length + b] = (forbidden + 1 + random.int(size - 1)) % size;
-      first += size;
-    });
-  }
-  return {
-    count,
-    observations: observations(spec, count, random),
-    nextObservations: observations(spec, count, random),
-    continuousActions: new Float32Array(count * continuousSize).map(() => random.range(-0.99, 0.99)),
-    discreteActions,
-    actionMasks,
-    rewards: new Float32Array(count).map(() => random.gaussian()),
-    dones: new Float32Array(count).map(() => (random.next() < 0.3 ? 1 : 0)),
-  };
 }
 
 function losses(optimizer: SacOptimizer, batch: ReplayRows): SacGradients {

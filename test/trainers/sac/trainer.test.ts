@@ -1,8 +1,8 @@
 /**
  * SAC's trainer on hand-made trajectories: what goes into the replay buffer (done only at a true
  * episode end; an interrupted episode bootstraps from its last observation, as upstream), when
- * updates run (after buffer_init_steps, one per steps_per_update steps), the warning for
- * threaded: true, and an inference run that trains nothing.
+ * updates run (after buffer_init_steps, one per steps_per_update steps), the same updates in
+ * the worker thread with threaded: true, and an inference run that trains nothing.
  */
 import * as path from 'path';
 import { settingsForBehavior } from '../../../src/config';
@@ -10,7 +10,7 @@ import { memoryLogger } from '../../../src/common/logger';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
 import { selectBackend } from '../../../src/networks/backend';
 import { readCheckpointFile } from '../../../src/networks/checkpoint-file';
-import { StatsRegistry } from '../../../src/stats';
+import { StatsRegistry, StatsReporter } from '../../../src/stats';
 import type { ActingPolicy } from '../../../src/trainers/action-info';
 import { AgentManagerQueue } from '../../../src/trainers/agent-manager-queue';
 import { SacTrainer, SacTrainerSettings } from '../../../src/trainers/sac/trainer';
@@ -32,12 +32,12 @@ function settings(extra = ''): SacTrainerSettings {
   return settingsForBehavior(options, 'B', memoryLogger()) as SacTrainerSettings;
 }
 
-function trainer(options: { extra?: string; trainModel?: boolean; logger?: ReturnType<typeof memoryLogger> } = {}): SacTrainer {
+function trainer(options: { extra?: string; trainModel?: boolean; logger?: ReturnType<typeof memoryLogger>; stats?: StatsReporter } = {}): SacTrainer {
   return new SacTrainer({
     behaviorName: 'B',
     spec: SPEC,
     settings: settings(options.extra),
-    stats: new StatsRegistry().reporter('B'),
+    stats: options.stats ?? new StatsRegistry().reporter('B'),
     seed: 1,
     trainModel: options.trainModel,
     logger: options.logger,
@@ -116,13 +116,34 @@ describe('SacTrainer', () => {
     expect(updatesAfter(18)).toBe(6); // (24 - 10) / k > 2 for k = 4, 5, 6
   });
 
-  it('warns that SAC updates stay on the main loop with threaded: true', () => {
-    const logger = memoryLogger();
-    trainer({ extra: '    threaded: true\n', logger });
-    expect(logger.lines).toContainEqual({
-      level: 'warning',
-      message: 'Behavior B: threaded: true is not available for SAC yet; its updates run on the main loop, between environment steps.',
-    });
+  it('with threaded: true, updates in its worker thread: the same updates, weights and statistics as on this thread once each request is awaited', async () => {
+    const stats = { here: new StatsRegistry().reporter('B'), threaded: new StatsRegistry().reporter('B') };
+    const here = trainer({ stats: stats.here });
+    const threaded = trainer({ extra: '    threaded: true\n', stats: stats.threaded });
+    const run = async (sac: SacTrainer, first: number): Promise<boolean> => {
+      const trajectories = new AgentManagerQueue<Trajectory>('B');
+      const policies = new AgentManagerQueue<ActingPolicy>('B');
+      trajectories.put(trajectory(first, 6, 'cut'));
+      sac.advance(trajectories, policies);
+      await sac.finishUpdate();
+      return policies.tryGet() === sac.policy;
+    };
+    try {
+      for (const first of [0, 6, 12, 18]) {
+        await run(here, first);
+        // The policy is published at the advance() after the worker answered, not the one that handed it the updates.
+        expect([first, await run(threaded, first)]).toEqual([first, false]);
+        expect([first, threaded.optimizer.q1Adam.step]).toEqual([first, here.optimizer.q1Adam.step]);
+      }
+      expect(threaded.optimizer.q1Adam.step).toBe(6);
+      expect(threaded.optimizer.updatedState()).toEqual(here.optimizer.updatedState());
+      for (const key of ['Losses/Policy Loss', 'Losses/Value Loss', 'Losses/Q1 Loss', 'Losses/Q2 Loss', 'Policy/Continuous Entropy Coeff', 'Policy/Learning Rate']) {
+        expect([key, stats.threaded.getStatsSummary(key)]).toEqual([key, stats.here.getStatsSummary(key)]);
+        expect(stats.here.getStatsSummary(key)).not.toBeNull();
+      }
+    } finally {
+      await threaded.close();
+    }
   });
 
   it('in an inference run, stores nothing and never updates', () => {
@@ -140,11 +161,11 @@ describe('SacTrainer', () => {
 describe('SacTrainer with memory', () => {
   const memorySettings = '    network_settings: {num_layers: 1, hidden_units: 8, memory: {memory_size: 4, sequence_length: 4}}\n';
   /** settings() with memory: its network_settings line replaced. */
-  function recurrentTrainer(): SacTrainer {
+  function recurrentTrainer(threaded = false): SacTrainer {
     const { options } = load(
       'behaviors:\n  B:\n    trainer_type: sac\n' +
         '    hyperparameters: {batch_size: 8, buffer_size: 100, buffer_init_steps: 10, steps_per_update: 2}\n' +
-        `${memorySettings}    max_steps: 100\n`,
+        `${memorySettings}    max_steps: 100\n    threaded: ${threaded}\n`,
     );
     return new SacTrainer({
       behaviorName: 'B',
@@ -215,5 +236,24 @@ describe('SacTrainer with memory', () => {
     expect(sac.optimizer.q1Adam.step).toBe(3);
     expect(policies.tryGet()).toBe(sac.policy);
     expect(sac.optimizer.q1.parameters.every(Number.isFinite)).toBe(true);
+  });
+
+  it('with threaded: true, the worker trains on the same sequences as this thread would', async () => {
+    const here = recurrentTrainer();
+    const threaded = recurrentTrainer(true);
+    // The same trajectories for both, acted before any update.
+    const acted = [0, 1, 2].map((k) => recurrentTrajectory(here, 6 * k, 6, 'cut'));
+    try {
+      for (const sac of [here, threaded]) {
+        const trajectories = new AgentManagerQueue<Trajectory>('B');
+        for (const piece of acted) trajectories.put(piece);
+        sac.advance(trajectories, new AgentManagerQueue<ActingPolicy>('B'));
+        await sac.finishUpdate();
+      }
+      expect(threaded.optimizer.q1Adam.step).toBe(3);
+      expect(threaded.optimizer.updatedState()).toEqual(here.optimizer.updatedState());
+    } finally {
+      await threaded.close();
+    }
   });
 });
