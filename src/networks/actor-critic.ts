@@ -435,7 +435,8 @@ export class ActorCritic {
         rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
       }
       const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
-      const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
+      const recurred =
+        sequences === undefined ? encoding : yield* body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
       outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
     }
 
@@ -443,13 +444,13 @@ export class ActorCritic {
     const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
     const value = loss(this.headView(outputs, this.logStd(), count), this.headView(outputGradients, logStdGradient, count));
 
-    networks.forEach(({ body, head }, g) => {
-      const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
+    for (const [g, { body, head }] of networks.entries()) {
+      const encodingGradient = yield* body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
       // Below the first layer, only the visual encoders and the attention need the gradient.
       const needInput = body.hasEncoders;
       const inputGradient = body.bodyEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
       if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
-    });
+    }
     if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
     yield* gradientsSettled();
     return { gradient, loss: value };
