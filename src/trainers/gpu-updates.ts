@@ -1,14 +1,11 @@
 /**
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
- * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update of a policy without
- * memory, trained on its extrinsic reward, in its update thread, on vector and image observations
- * (every visual encoder but resnet). The observations a behavior
- * sends are known only once it connects: ppoUpdatesOnGpuRefusal checks them then.
+ * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update, trained on its
+ * extrinsic reward, in its update thread: every observation (vectors, images through every visual
+ * encoder, variable-length observations, goal signals), with or without memory.
  */
-import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
-import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
-import { isVariableLength, isVisual } from '../networks/encoders/body-input';
+import type { RunOptions, TrainerSettings } from '../config/settings';
 
 /** Why this run's updates cannot run on WebGPU, naming the setting; null when they can. */
 export function gpuUpdatesRefusal(options: RunOptions): string | null {
@@ -17,26 +14,14 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates in their thread, without memory, on the extrinsic reward)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates in their thread, on the extrinsic reward)`;
   }
   return null;
-}
-
-/** Why a behavior's observations, and the encoder of its images, keep its PPO updates off WebGPU, or null. */
-export function ppoUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType): string | null {
-  // resnet's max pooling picks its maxima in JavaScript, mid-pass.
-  if (encoder === 'resnet' && spec.observationSpecs.some((observation) => isVisual(observation.shape))) {
-    return 'its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU';
-  }
-  // Images go through their encoders; variable-length observations' attention and goal signals' hypernetwork still read mid-pass.
-  const other = spec.observationSpecs.find((observation) => isVariableLength(observation) || observation.observationType !== ObservationType.DEFAULT);
-  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update on WebGPU yet`;
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {
   if (settings.trainer_type !== 'ppo') return `trainer_type is ${settings.trainer_type}`;
   if (!settings.threaded) return 'threaded is false';
-  if (settings.network_settings.memory !== null) return 'network_settings.memory is set';
   const signal = Object.keys(settings.reward_signals).find((name) => name !== 'extrinsic');
   if (signal !== undefined) return `reward_signals.${signal} is set`;
   if (settings.behavioral_cloning !== null) return 'behavioral_cloning is set';

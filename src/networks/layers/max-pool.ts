@@ -74,10 +74,11 @@ export class MaxPool2d implements Layer {
         slices.push(tf.stridedSlice(input, [0, ky, kx, 0], end, [1, stride, stride, 1]) as tf.Tensor4D);
       }
     }
-    // [batch, outHeight, outWidth, channels, places]
-    const isMaximum = tf.cast(tf.equal(tf.stack(slices, 4), tf.expandDims(output, 4)), 'float32');
-    const noMaximumBefore = tf.cast(tf.equal(tf.cumsum(isMaximum, 4, true), 0), 'float32');
-    const routed = tf.mul(tf.mul(isMaximum, noMaximumBefore), tf.expandDims(outputGradient, 4));
+    // One row per output element, one column per place of its window (2-D: the webgpu backend's cumsum takes no rank 5).
+    const windows = tf.reshape(tf.stack(slices, 4), [-1, places]);
+    const isMaximum = tf.cast(tf.equal(windows, tf.reshape(output, [-1, 1])), 'float32');
+    const noMaximumBefore = tf.cast(tf.equal(tf.cumsum(isMaximum, 1, true), 0), 'float32');
+    const routed = tf.mul(tf.mul(isMaximum, noMaximumBefore), tf.reshape(outputGradient, [-1, 1]));
     const placed = tf.conv2dTranspose(
       tf.reshape(routed, [batch, outHeight, outWidth, channels * places]) as tf.Tensor4D,
       this.placementFilter(channels),

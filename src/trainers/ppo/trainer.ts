@@ -33,8 +33,7 @@ import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, providerNormalizers, restoreUpdatedState } from './update-protocol';
 import { InFlightUpdate, UpdateThread } from '../update-thread';
 import type { Logger } from '../../common/logger';
-import { BackendName, selectedBackend, updateBackend } from '../../networks/backend';
-import { ppoUpdatesOnGpuRefusal } from '../gpu-updates';
+import { updateBackend } from '../../networks/backend';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -122,19 +121,9 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
     return changed;
   }
 
-  /** The backend the worker updates on: the one chosen for updates, unless this behavior's observations keep it off WebGPU. */
-  private workerBackend(): BackendName {
-    const backend = updateBackend();
-    if (backend === selectedBackend()) return backend;
-    const refusal = ppoUpdatesOnGpuRefusal(this.spec, this.settings.network_settings.vis_encode_type);
-    if (refusal === null) return backend;
-    this.logger?.warning(`Behavior ${this.behaviorName}: ${refusal}; its updates run on the ${selectedBackend()} backend.`);
-    return selectedBackend();
-  }
-
   /** Hands the full buffer (its memory moves to the worker), the normalizer and the step to the worker. */
   private startWorkerUpdate(): void {
-    this.updateThread ??= new UpdateThread(this.behaviorName, 'ppo', this.workerBackend(), {
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'ppo', updateBackend(), {
       behaviorName: this.behaviorName,
       observationSpecs: this.spec.observationSpecs,
       continuousSize: this.spec.actionSpec.continuousSize,
