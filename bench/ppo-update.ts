@@ -45,7 +45,6 @@ import { createRewardProvider } from '../src/trainers/reward-signals/registry';
 import type { RewardBatch } from '../src/trainers/reward-signals/reward-provider';
 import { measure } from './measure';
 import { ReadingPass, runPassAsync } from '../src/networks/tensor-io';
-import { ppoUpdatesOnGpuRefusal } from '../src/trainers/gpu-updates';
 import { webGpuTransfers } from '../src/networks/webgpu';
 import { GroupActionBatch, PocaCritic } from '../src/networks/poca-critic';
 import { PocaMinibatch, PocaOptimizer } from '../src/trainers/poca/optimizer';
@@ -206,11 +205,6 @@ async function gpuBenchmarks(backend: BackendName, minSeconds: number): Promise<
   const rows: string[][] = [];
   let adapter = '';
   for (const c of cases) {
-    const refusal = ppoUpdatesOnGpuRefusal(c.spec, c.encoder);
-    if (refusal !== null) {
-      rows.push([c.label, '', '', '', `not on WebGPU yet: ${refusal}`]);
-      continue;
-    }
     await selectBackend('wasm', memoryLogger());
     const model = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize);
     const batches = minibatches(model, 4, c.spec, c.batch);

@@ -290,6 +290,15 @@ export class ActorCritic {
     this.version++;
   }
 
+  /**
+   * Whether every layer takes its weights from the GPU vector during an update (device-parameters.ts):
+   * the dense and convolution layers do; the LSTM's recurrence, the entity attention and the
+   * hypernetwork read `parameters` in JavaScript, so models with them keep the weights there.
+   */
+  get parametersCanStayOnDevice(): boolean {
+    return this.memorySize === 0 && this.layout.entityObservations.length === 0 && !this.actorBody.goalConditioned;
+  }
+
   /** Training passes take their weights from `parameters` on the GPU (null: from `this.parameters` again); see device-parameters.ts. */
   useDeviceParameters(parameters: tf.Tensor1D | null): void {
     this.deviceParameters = parameters;
@@ -467,7 +476,7 @@ export class ActorCritic {
         rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
       }
       const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
-      const recurred = sequences === undefined ? encoding : body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
+      const recurred = sequences === undefined ? encoding : yield* body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
       if (source.device) outputTensors.push(head.outputColumnsOnDevice(recurred, source, true));
       else outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
     }
@@ -484,13 +493,13 @@ export class ActorCritic {
     const logStdGradient = new Float32Array(this.actionSpec.continuousSize);
     const value = yield* loss(this.headView(outputs, logStd, count), this.headView(outputGradients, logStdGradient, count));
 
-    networks.forEach(({ body, head }, g) => {
-      const encodingGradient = body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
+    for (const [g, { body, head }] of networks.entries()) {
+      const encodingGradient = yield* body.backwardMemoryColumns(head.backwardOutputColumns(outputGradients[g], source, true)!, source);
       // Below the first layer, only the visual encoders and the attention need the gradient.
       const needInput = body.hasEncoders;
       const inputGradient = body.bodyEncoder.backwardColumns(encodingGradient, source, needInput, rowTensors.get(rows[g]));
       if (inputGradient !== null) body.backwardEncoders(inputGradient, 'columns', source);
-    });
+    }
     if (this.logStdBlock !== null) gradient.set(logStdGradient, this.logStdBlock.offset);
     // With the parameters on the GPU, the gradient blocks stay there for Adam (DeviceParameters.step).
     if (this.deviceParameters === null) yield* gradientsSettled();

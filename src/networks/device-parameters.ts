@@ -17,6 +17,8 @@ import { ReadingPass, discardPendingGradients, gatherGradients } from './tensor-
 /** What a model offers to run its passes on GPU parameters. */
 export interface DeviceResidentModel {
   readonly parameters: Float32Array;
+  /** Whether all its passes can take their weights from the GPU vector; when not, its updates keep them in JavaScript. */
+  readonly parametersCanStayOnDevice: boolean;
   /** Makes its passes take their weights from `parameters` on the GPU; null: from its array again. */
   useDeviceParameters(parameters: tf.Tensor1D | null): void;
 }
@@ -84,7 +86,7 @@ export class DeviceParameters {
  * The arrays get the result once, at the end; an update that fails leaves them as they were.
  */
 export function* updatingOnDevice<T>(model: DeviceResidentModel, adam: Adam, pass: (device: DeviceParameters | null) => ReadingPass<T>): ReadingPass<T> {
-  if (!parametersStayOnDevice()) return yield* pass(null);
+  if (!parametersStayOnDevice() || !model.parametersCanStayOnDevice) return yield* pass(null);
   const startStep = adam.step;
   const device = new DeviceParameters(model, adam);
   let completed = false;

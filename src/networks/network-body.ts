@@ -24,7 +24,7 @@ import { ConditionalEncoder } from './layers/conditional-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from './layers/layer';
 import { BodyEncoder, LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
-import { ReadingPass, runPass, tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, runPass, transposeInto } from './tensor-io';
 
 /** A network body's traced pass (layers/layer.ts): the encoding, and d/d one observation from d/d encoding. */
 export interface TracedBodyPass {
@@ -102,21 +102,19 @@ export class NetworkBody {
    * The LSTM over a feature-major body encoder output (hidden x count, count = sequences x
    * sequenceLength), each sequence from its row of `memories`; returns its output, feature-major
    * (memorySize / 2 x count). Without memory, the encoding itself. With `keep`, the LSTM keeps
-   * what backwardMemoryColumns() needs.
+   * what backwardMemoryColumns() needs. A reading pass (tensor-io.ts): the recurrence runs in
+   * JavaScript.
    */
-  forwardMemoryColumns(encoding: tf.Tensor2D, memories: Float32Array, sequenceLength: number, parameters: Float32Array, keep: boolean): tf.Tensor2D {
+  *forwardMemoryColumns(encoding: tf.Tensor2D, memories: Float32Array, sequenceLength: number, parameters: Float32Array, keep: boolean): ReadingPass<tf.Tensor2D> {
     if (this.memory === null) return encoding;
     const count = encoding.shape[1];
-    const { output } = this.memory.forward(rowsOf(encoding), memories, count / sequenceLength, sequenceLength, parameters, keep);
-    return columnsOf(output, count, this.memory.hiddenSize);
+    return yield* this.memory.forwardColumns(encoding, memories, count / sequenceLength, sequenceLength, parameters, keep);
   }
 
-  /** forwardMemoryColumns()'s backward: the gradient of the body encoder's output, feature-major. */
-  backwardMemoryColumns(outputGradient: tf.Tensor2D, source: ParameterSource): tf.Tensor2D {
+  /** forwardMemoryColumns()'s backward: the gradient of the body encoder's output, feature-major; a reading pass. */
+  *backwardMemoryColumns(outputGradient: tf.Tensor2D, source: ParameterSource): ReadingPass<tf.Tensor2D> {
     if (this.memory === null) return outputGradient;
-    const count = outputGradient.shape[1];
-    const { input } = this.memory.backward(rowsOf(outputGradient), null, source.parameters, source.gradient, true);
-    return columnsOf(input!, count, this.bodyEncoder.outputShape[0]);
+    return (yield* this.memory.backwardColumns(outputGradient, source.parameters, source.gradient, true))!;
   }
 
   /**
@@ -232,19 +230,4 @@ export function createBodyEncoder(allocate: ParameterAllocator, name: string, la
     return new ConditionalEncoder(allocate, name, inputWidth, layout.goalColumns, hidden, numLayers, 1, goalGradient);
   }
   return new LinearEncoder(allocate, name, inputWidth, hidden, numLayers);
-}
-
-/** A feature-major tensor (width x count) as count x width rows. */
-function rowsOf(columns: tf.Tensor2D): Float32Array {
-  const [width, count] = columns.shape;
-  const rows = new Float32Array(count * width);
-  transposeInto(tensorValues(columns), width, count, rows);
-  return rows;
-}
-
-/** count x width rows as a feature-major tensor (width x count). */
-function columnsOf(rows: Float32Array, count: number, width: number): tf.Tensor2D {
-  const columns = new Float32Array(width * count);
-  transposeInto(rows, count, width, columns);
-  return tf.tensor2d(columns, [width, count]);
 }

@@ -23,10 +23,18 @@ function hasHeapViews(backend: unknown): backend is HeapBackend {
 export function tensorView(tensor: tf.Tensor): Float32Array {
   const backend = tf.backend();
   if (hasHeapViews(backend)) return backend.typedArrayFromHeap(tensor);
-  if (tf.getBackend() === 'webgpu') {
+  if (!readsSynchronously()) {
     throw new Error('This pass reads the GPU synchronously mid-way, which the webgpu backend cannot do in Node: it does not run on WebGPU yet.');
   }
   return tensor.dataSync() as Float32Array;
+}
+
+/**
+ * Whether the active backend reads tensors back synchronously (wasm, cpu). The webgpu backend
+ * does not in Node: a module either reads through a ReadingPass there or keeps the work on it.
+ */
+export function readsSynchronously(): boolean {
+  return tf.getBackend() !== 'webgpu';
 }
 
 /** Copies a float32 tensor's values into `target` from `offset`. */
@@ -111,7 +119,7 @@ const pendingWrites: PendingWrite[] = [];
  */
 export function writeGradient(tensor: tf.Tensor, target: Float32Array, offset = 0, transpose = false): void {
   const transposedFrom = transpose ? ([tensor.shape[0], tensor.shape[1]!] as const) : null;
-  if (tf.getBackend() === 'webgpu') {
+  if (!readsSynchronously()) {
     pendingWrites.push({ values: tf.keep(tf.reshape(tensor, [-1])), target, offset, transposedFrom });
   } else {
     writeValues(tensorView(tensor), target, offset, transposedFrom);

@@ -1,8 +1,9 @@
 /**
  * mlagents-learn with its updates on WebGPU, on SwiftShader (scripts/with-swiftshader.sh; skipped
  * without Debian's chromium): the built executable trains SimpleGoal 1D with threaded: true and
- * --backend webgpu-software, PPO and SAC, then --resume goes on from its checkpoint on wasm.
- * Reaching upstream's threshold on SwiftShader takes minutes: that run is in bench/README.md.
+ * --backend webgpu-software, PPO with memory (the LSTM's reading passes) and SAC, then --resume
+ * goes on from its checkpoint on wasm. Reaching upstream's threshold on SwiftShader takes minutes:
+ * that run is in bench/README.md.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -18,9 +19,11 @@ import { writeSimpleSacConfig } from './learn-sac-helpers';
 
 const onSwiftShader = fs.existsSync('/usr/lib/chromium/vk_swiftshader_icd.json') ? it : it.skip;
 
+/** Upstream's test config, threaded, with memory (sequences of 8: two a minibatch of 16). */
 function writeThreadedConfig(folder: string, maxSteps: number): void {
   const file = writeSimplePpoConfig(folder, maxSteps);
-  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('threaded: false', 'threaded: true'));
+  const memory = '      hidden_units: 32\n      memory:\n        memory_size: 16\n        sequence_length: 8\n';
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('threaded: false', 'threaded: true').replace('      hidden_units: 32\n', memory));
 }
 
 /** Upstream's SAC test config, threaded, with an update every 20 steps after the first 100: SwiftShader takes seconds an update. */
@@ -39,7 +42,7 @@ function learnOnSwiftShader(cwd: string, args: string[]): ReturnType<typeof spaw
 }
 
 describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
-  onSwiftShader('trains with the updates on the software adapter, acting on wasm, and --resume goes on from its checkpoint on wasm', async () => {
+  onSwiftShader('trains with memory, the updates on the software adapter, acting on wasm, and --resume goes on from its checkpoint on wasm', async () => {
     const cwd = tempDir('learn-webgpu');
     writeThreadedConfig(cwd, 192);
     // simpleGoalArgs asks for wasm; the last --backend wins.
@@ -48,6 +51,7 @@ describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
     expect([run.status, run.stderr]).toEqual([0, expect.anything()]);
     expect(run.stdout).toMatch(/Running the updates on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, in the update thread; acting on the wasm backend\./);
     const checkpoint = readCheckpointFile(path.join(cwd, 'results', 'gpu', '1D', 'checkpoint.ckpt'));
+    expect((checkpoint.meta.model as { blocks: Array<{ name: string }> }).blocks.map((b) => b.name)).toContain('actor.lstm.weight_hh');
     expect(checkpoint.meta.adamStep).toBeGreaterThan(0);
     expect(checkpoint.arrays.get('parameters')!.every(Number.isFinite)).toBe(true);
 

@@ -27,7 +27,7 @@ function runOnSwiftShader(script: string, args: string[]): string {
   const result = spawnSync(path.join(ROOT, 'scripts', 'with-swiftshader.sh'), [process.execPath, tsx, path.join(__dirname, 'fixtures', script), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
-    timeout: 240_000,
+    timeout: 480_000,
   });
   if (result.status !== 0) throw new Error(`${script} failed (${result.status ?? result.signal}):\n${result.stderr}`);
   return result.stdout;
@@ -46,7 +46,7 @@ describe('modules on WebGPU (SwiftShader) against wasm', () => {
   const TOLERANCE = 1e-5;
 
   onSwiftShader(
-    'every module that reads nothing mid-pass gives wasm\'s output, input gradient and parameter gradient, its gradients read back once',
+    'every module (the LSTM\'s and the attention\'s passes, max pooling\'s ties, the hypernetwork\'s goals among them) gives wasm\'s output, input gradient and parameter gradient, its gradients read back once',
     () => {
       const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-')), 'passes.json');
       runOnSwiftShader('webgpu-passes.ts', ['webgpu-software', file]);
@@ -72,7 +72,10 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
   // Largest difference measured: 9.1e-8 of the largest parameter (2.8e-7 with the camera).
   const TOLERANCE = 1e-6;
 
-  onSwiftShader('updates give wasm\'s parameters and losses, vector and visual, the weights and Adam on the GPU between minibatches, and the checkpoint resumes on wasm', () => {
+  // As the modules' (largest difference measured: 2.9e-7 of the largest entry, variable-length observations and a plain goal).
+  const MODULE_TOLERANCE = 1e-5;
+
+  onSwiftShader('updates give wasm\'s parameters and losses (vector and visual, the weights and Adam on the GPU between minibatches; images, memory, variable-length observations, goals, resnet: their gradients too), and the checkpoint resumes on wasm', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-ppo-')), 'ppo.json');
     runOnSwiftShader('webgpu-ppo-update.ts', ['webgpu-software', file]);
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PpoUpdateFile;
@@ -94,7 +97,21 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
     // The checkpoint is the same file whichever backend wrote it: wasm reads the exact weights back and trains on.
     expect(run.resumed).toEqual(run.compared);
     expectCloseToScale(run.resumedUpdated, run.wasmUpdated, 'parameters after a third update on wasm', TOLERANCE);
-    expectCloseToScale(run.visualCompared, run.visualWasm, 'parameters after a visual update', TOLERANCE);
+    expect(Object.keys(run.modules)).toEqual([
+      'simple encoder',
+      'memory',
+      'variable-length observations and a goal (hyper)',
+      'variable-length observations and a goal (none)',
+      'resnet',
+    ]);
+    // Adam's first step moves each parameter by about the learning rate whatever the size of its
+    // gradient, so a gradient near zero carries the backends' rounding into the step: compared
+    // against the step (largest difference measured: 0.9% of it, attention's fc_out in the critic).
+    for (const [name, { wasm, compared }] of Object.entries(run.modules)) {
+      expectCloseToScale(compared.gradient, wasm.gradient, `PPO's gradient (${name})`, MODULE_TOLERANCE);
+      const largest = compared.parameters.reduce((most, value, i) => Math.max(most, Math.abs(value - wasm.parameters[i])), 0);
+      expect([name, largest < 0.02 * run.learningRate ? 'within 2% of a step' : largest]).toEqual([name, 'within 2% of a step']);
+    }
   }, 120_000);
 });
 

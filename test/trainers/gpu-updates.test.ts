@@ -1,5 +1,5 @@
 import { ActionSpec, ObservationType } from '../../src/env/behavior-spec';
-import { gpuUpdatesRefusal, ppoUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
+import { gpuUpdatesRefusal, sacUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
 import { load } from '../config/config-helpers';
 import { behavior, entityObservation, vectorObservation, visualObservation } from '../networks/model-fixtures';
 
@@ -7,8 +7,9 @@ const THREADED_PPO = 'behaviors:\n  Ball:\n    trainer_type: ppo\n    threaded: 
 const THREADED_SAC = 'behaviors:\n  Ball:\n    trainer_type: sac\n    threaded: true\n';
 
 describe('gpuUpdatesRefusal', () => {
-  it('takes threaded PPO without memory on the extrinsic reward, and threaded SAC without memory on any reward signals', () => {
+  it('takes threaded PPO on the extrinsic reward, with memory too, and threaded SAC without memory on any reward signals', () => {
     expect(gpuUpdatesRefusal(load(THREADED_PPO).options)).toBeNull();
+    expect(gpuUpdatesRefusal(load(`${THREADED_PPO}    network_settings:\n      memory:\n        memory_size: 16\n`).options)).toBeNull();
     expect(gpuUpdatesRefusal(load(THREADED_SAC).options)).toBeNull();
     // SAC's reward signals are evaluated and trained on the acting thread: only its update goes to the GPU.
     expect(gpuUpdatesRefusal(load(`${THREADED_SAC}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`).options)).toBeNull();
@@ -17,13 +18,12 @@ describe('gpuUpdatesRefusal', () => {
   it.each([
     ['behaviors:\n  Ball:\n    trainer_type: sac\n', 'behaviors.Ball.threaded is false'],
     ['behaviors:\n  Ball:\n    trainer_type: ppo\n', 'behaviors.Ball.threaded is false'],
-    [`${THREADED_PPO}    network_settings:\n      memory:\n        memory_size: 16\n`, 'behaviors.Ball.network_settings.memory is set'],
     [`${THREADED_SAC}    network_settings:\n      memory:\n        memory_size: 16\n`, 'behaviors.Ball.network_settings.memory is set'],
     [`${THREADED_PPO}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`, 'behaviors.Ball.reward_signals.curiosity is set'],
     [`${THREADED_SAC}    behavioral_cloning: {demo_path: expert.demo}\n`, 'behaviors.Ball.behavioral_cloning is set'],
     [`${THREADED_PPO}default_settings:\n  trainer_type: poca\n`, 'default_settings.trainer_type is poca'],
   ])('names the setting that keeps the updates off WebGPU', (yaml, setting) => {
-    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's and SAC's updates in their thread, without memory; PPO's on the extrinsic reward alone)`);
+    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's updates, and SAC's without memory, in their thread; PPO's on the extrinsic reward alone)`);
   });
 
   it('refuses --inference: it runs no updates', () => {
@@ -31,16 +31,16 @@ describe('gpuUpdatesRefusal', () => {
   });
 });
 
-describe('ppoUpdatesOnGpuRefusal', () => {
+describe('sacUpdatesOnGpuRefusal', () => {
   it('takes vector and image observations and refuses variable-length ones, goal signals and resnet, naming why', () => {
-    expect(ppoUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)), 'resnet')).toBeNull();
+    expect(sacUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)), 'resnet')).toBeNull();
     const camera = { observationSpecs: [visualObservation(3, 36, 36), vectorObservation(4)], actionSpec: ActionSpec.createDiscrete([3]) };
-    expect(ppoUpdatesOnGpuRefusal(camera, 'nature_cnn')).toBeNull();
-    expect(ppoUpdatesOnGpuRefusal(camera, 'resnet')).toBe('its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU');
-    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] }, 'simple')).toBe(
-      'its observation buffer10x5 (10x5) is not a vector nor an image: only those update on WebGPU yet',
+    expect(sacUpdatesOnGpuRefusal(camera, 'nature_cnn')).toBeNull();
+    expect(sacUpdatesOnGpuRefusal(camera, 'resnet')).toBe('its images go through resnet, whose max pooling reads mid-pass in SAC\'s Q networks: the other encoders update on WebGPU');
+    expect(sacUpdatesOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] }, 'simple')).toBe(
+      'its observation buffer10x5 (10x5) is not a vector nor an image: only those update SAC on WebGPU yet',
     );
     const goal = vectorObservation(2, ObservationType.GOAL_SIGNAL);
-    expect(ppoUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] }, 'simple')).toMatch(/^its observation vector2 \(2\) is not a vector nor an image/);
+    expect(sacUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] }, 'simple')).toMatch(/^its observation vector2 \(2\) is not a vector nor an image/);
   });
 });

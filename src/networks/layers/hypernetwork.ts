@@ -26,7 +26,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { tensorValues, writeGradient } from '../tensor-io';
+import { readsSynchronously, tensorValues, writeGradient } from '../tensor-io';
 import { Dense, linearLayer, tracedMatMul } from './dense';
 import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
 import { LayerNorm } from './layer-norm';
@@ -144,7 +144,9 @@ export class HyperNetwork {
   forward(input: tf.Tensor2D, goal: tf.Tensor2D, source: ParameterSource, keep: boolean): tf.Tensor2D {
     const count = input.shape[0];
     const { inputs, outputs } = this;
-    const groups = this.goalGradient ? null : goalGroups(tensorValues(goal), count, this.goalSize);
+    // Grouping reads the goals: a backend that cannot read them mid-pass (WebGPU) generates every
+    // sample's weights instead, the same numbers at more multiply-adds, which a GPU affords.
+    const groups = this.goalGradient || !readsSynchronously() ? null : goalGroups(tensorValues(goal), count, this.goalSize);
     const goals = groups === null ? goal : tf.gather(goal, groups.first);
     const hidden = this.layers.reduce<tf.Tensor>((x, layer) => layer.forward(x, source, keep), goals);
     const normalized = this.layerNorm.forward(hidden, source, keep) as tf.Tensor2D;
@@ -178,11 +180,11 @@ export class HyperNetwork {
     const normalizedGradient = tf.transpose(tf.matMul(weight, generatedGradient));
     let gradient: tf.Tensor | null = this.layerNorm.backward(normalizedGradient, source, true);
     for (let l = this.layers.length - 1; l >= 0 && gradient !== null; l--) {
-      gradient = this.layers[l].backward(gradient, source, l > 0 || (needInput && groups === null));
+      gradient = this.layers[l].backward(gradient, source, l > 0 || (needInput && this.goalGradient));
     }
     if (!needInput) return { input: null, goal: null };
     const inputGradient = tf.reshape(tf.matMul(generated, tf.reshape(outputGradient, [count, outputs, 1])), [count, inputs]) as tf.Tensor2D;
-    return { input: inputGradient, goal: groups === null ? (gradient as tf.Tensor2D) : null };
+    return { input: inputGradient, goal: this.goalGradient ? (gradient as tf.Tensor2D) : null };
   }
 
   // Traced (layer.ts): the same products, each block's values given by `parameters`.

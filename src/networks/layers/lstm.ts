@@ -17,7 +17,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { copyTensorInto, transposeInto } from '../tensor-io';
+import { ReadingPass, tensorValues, transposeInto, writeGradient } from '../tensor-io';
 import { initializeLinearWeights } from './dense';
 import { GraphWriter, ParameterAllocator, ParameterBlock, blockValues } from './layer';
 
@@ -28,7 +28,8 @@ export const FORGET_BIAS = 1;
 interface KeptPass {
   readonly batch: number;
   readonly steps: number;
-  readonly input: Float32Array;
+  /** The input: rows (rows x inputs) from forward(), feature-major (inputs x rows) from forwardColumns(). */
+  readonly input: Float32Array | tf.Tensor2D;
   readonly initialMemories: Float32Array;
   /** The four gates after their activations, 4H per row: i, f, g, o. */
   readonly gates: Float32Array;
@@ -94,12 +95,106 @@ export class Lstm {
    * initial [h | c] of each sequence (batch x 2H). With `keep`, remembers what backward() needs.
    */
   forward(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): LstmOutput {
+    this.checkSizes(input.length, memories, batch, steps);
+    return this.recur(this.inputProjection(input, batch * steps, parameters), input, memories, batch, steps, parameters, keep);
+  }
+
+  /**
+   * forward() on a feature-major input (inputs x rows, rows = batch x steps, sequence after
+   * sequence), as a reading pass (tensor-io.ts): the input's projection runs where the input
+   * is and is read back once for the recurrence. Returns the output feature-major (H x rows).
+   */
+  *forwardColumns(input: tf.Tensor2D, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): ReadingPass<tf.Tensor2D> {
+    const rows = batch * steps;
+    this.checkSizes(input.size, memories, batch, steps);
+    const gates = 4 * this.hiddenSize;
+    // (W_ih x + b)^T = W_ih X + b: a plain product of the feature-major input, no transpose.
+    const weight = tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]);
+    const projectionColumns = yield tf.add(tf.matMul(weight, input), tf.reshape(this.projectionBias(parameters), [gates, 1]));
+    const projection = new Float32Array(rows * gates);
+    transposeInto(projectionColumns, gates, rows, projection);
+    const { output } = this.recur(projection, input, memories, batch, steps, parameters, keep);
+    return tf.tensor2d(columnsOf(output, rows, this.hiddenSize), [this.hiddenSize, rows]);
+  }
+
+  /**
+   * Backpropagates through time from d loss / d output (batch x steps x H) and, when given,
+   * d loss / d final memories (batch x 2H): writes the parameters' gradient into `gradient` and
+   * returns d loss / d input (when `needInput`) and d loss / d initial memories. After forward().
+   */
+  backward(
+    outputGradient: Float32Array,
+    finalMemoryGradient: Float32Array | null,
+    parameters: Float32Array,
+    gradient: Float32Array,
+    needInput: boolean,
+  ): { input: Float32Array | null; memories: Float32Array } {
+    const pass = this.keptPass();
+    if (!(pass.input instanceof Float32Array)) throw new Error('The LSTM kept a feature-major pass: its backward is backwardColumns().');
+    const { gateGradients, memories } = this.throughTime(pass, outputGradient, finalMemoryGradient, parameters, gradient);
+    const rows = pass.batch * pass.steps;
+    const gates = 4 * this.hiddenSize;
+    const input = pass.input;
+    let inputGradient: Float32Array | null = null;
+    tf.tidy(() => {
+      const dz = tf.tensor2d(gateGradients, [rows, gates]);
+      const dzT = this.parameterGradients(pass, gateGradients, gradient);
+      // No product with a transpose flag (slow on wasm): dz^T is transposed in JavaScript.
+      writeGradient(tf.matMul(dzT, tf.tensor2d(input, [rows, this.inputs])), gradient, this.weightIh.offset);
+      if (needInput) inputGradient = tensorValues(tf.matMul(dz, tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs])));
+    });
+    return { input: inputGradient, memories };
+  }
+
+  /**
+   * forwardColumns()'s backward from d loss / d output, feature-major (H x rows), as a reading
+   * pass: that gradient is read back once for the recurrence, and the rest stays where the
+   * input is. Returns d loss / d input, feature-major (inputs x rows), when `needInput`.
+   */
+  *backwardColumns(outputGradient: tf.Tensor2D, parameters: Float32Array, gradient: Float32Array, needInput: boolean): ReadingPass<tf.Tensor2D | null> {
+    const pass = this.keptPass();
+    if (pass.input instanceof Float32Array) throw new Error('The LSTM kept a pass by rows: its backward is backward().');
+    const input = pass.input;
+    const rows = pass.batch * pass.steps;
+    const h = this.hiddenSize;
+    const gradientRows = new Float32Array(rows * h);
+    transposeInto(yield outputGradient, h, rows, gradientRows);
+    const { gateGradients } = this.throughTime(pass, gradientRows, null, parameters, gradient);
+    const dzT = this.parameterGradients(pass, gateGradients, gradient);
+    // dW_ih^T = X dz (inputs x 4H), turned on its way into the gradient.
+    writeGradient(tf.matMul(input, tf.tensor2d(gateGradients, [rows, 4 * h])), gradient, this.weightIh.offset, true);
+    if (!needInput) return null;
+    // dX = W_ih^T dz^T, feature-major like the input.
+    const weightT = new Float32Array(4 * h * this.inputs);
+    transposeInto(blockValues(parameters, this.weightIh), 4 * h, this.inputs, weightT);
+    return tf.matMul(tf.tensor2d(weightT, [this.inputs, 4 * h]), dzT) as tf.Tensor2D;
+  }
+
+  private checkSizes(inputValues: number, memories: Float32Array, batch: number, steps: number): void {
     const { inputs, hiddenSize: h } = this;
-    if (input.length !== batch * steps * inputs || memories.length !== batch * 2 * h) {
+    if (inputValues !== batch * steps * inputs || memories.length !== batch * 2 * h) {
       throw new Error(
-        `The LSTM takes ${batch} x ${steps} x ${inputs} inputs and ${batch} x ${2 * h} memories; got ${input.length} and ${memories.length} values.`,
+        `The LSTM takes ${batch} x ${steps} x ${inputs} inputs and ${batch} x ${2 * h} memories; got ${inputValues} and ${memories.length} values.`,
       );
     }
+  }
+
+  private keptPass(): KeptPass {
+    if (this.kept === null) throw new Error('The LSTM\'s backward needs a kept forward pass first.');
+    return this.kept;
+  }
+
+  /** The recurrence over every step, from `projection` (W_ih x + b per row, rows x 4H). */
+  private recur(
+    projection: Float32Array,
+    input: Float32Array | tf.Tensor2D,
+    memories: Float32Array,
+    batch: number,
+    steps: number,
+    parameters: Float32Array,
+    keep: boolean,
+  ): LstmOutput {
+    const h = this.hiddenSize;
     const rows = batch * steps;
     const gates = new Float32Array(rows * 4 * h);
     const cells = new Float32Array(rows * h);
@@ -107,8 +202,6 @@ export class Lstm {
     const hidden = new Float32Array(rows * h);
     const finalMemories = new Float32Array(batch * 2 * h);
     const wHh = blockValues(parameters, this.weightHh);
-    // Every step's input projection at once: (batch x steps) x 4H.
-    const projection = this.inputProjection(input, rows, parameters);
     const z = new Float64Array(4 * h);
     for (let b = 0; b < batch; b++) {
       for (let t = 0; t < steps; t++) {
@@ -145,27 +238,24 @@ export class Lstm {
   }
 
   /**
-   * Backpropagates through time from d loss / d output (batch x steps x H) and, when given,
-   * d loss / d final memories (batch x 2H): writes the parameters' gradient into `gradient` and
-   * returns d loss / d input (when `needInput`) and d loss / d initial memories.
+   * Backpropagation through time in plain loops: every step's gradient with respect to its
+   * gates' pre-activations (rows x 4H), the biases' gradient written, and d loss / d initial
+   * memories.
    */
-  backward(
+  private throughTime(
+    pass: KeptPass,
     outputGradient: Float32Array,
     finalMemoryGradient: Float32Array | null,
     parameters: Float32Array,
     gradient: Float32Array,
-    needInput: boolean,
-  ): { input: Float32Array | null; memories: Float32Array } {
-    const pass = this.kept;
-    if (pass === null) throw new Error('The LSTM\'s backward needs a kept forward pass first.');
-    const { batch, steps, input, initialMemories, gates, cells, cellTanh, hidden } = pass;
+  ): { gateGradients: Float32Array; memories: Float32Array } {
+    const { batch, steps, initialMemories, gates, cells, cellTanh } = pass;
     const h = this.hiddenSize;
     // W_hh transposed (H x 4H): each hidden unit's gradient is then one contiguous dot product.
     const wHhT = new Float32Array(4 * h * h);
     transposeInto(blockValues(parameters, this.weightHh), 4 * h, h, wHhT);
     const memoryGradient = new Float32Array(batch * 2 * h);
     const rows = batch * steps;
-    // Every step's gradient with respect to its gates' pre-activations, (batch x steps) x 4H.
     const gateGradients = new Float32Array(rows * 4 * h);
     const dz = new Float32Array(4 * h);
     const dHidden = new Float64Array(h);
@@ -203,20 +293,37 @@ export class Lstm {
         memoryGradient[b * 2 * h + h + j] = dCell[j];
       }
     }
-    // What does not recur, over all steps at once: both biases' gradient (the gates' gradients
-    // summed) and dW_hh = dz^T h_prev as one product, like dW_ih.
+    // Both biases' gradient: the gates' gradients summed over every step.
     const dBIh = blockValues(gradient, this.biasIh).fill(0);
     for (let row = 0; row < rows; row++) {
       for (let k = 0; k < 4 * h; k++) dBIh[k] += gateGradients[row * 4 * h + k];
     }
     blockValues(gradient, this.biasHh).set(dBIh);
+    return { gateGradients, memories: memoryGradient };
+  }
+  /**
+   * dW_hh = dz^T h_prev into `gradient` (over all steps at once, like dW_ih); returns dz^T
+   * (4H x rows), transposed in JavaScript: no product with a transpose flag (slow on wasm).
+   */
+  private parameterGradients(pass: KeptPass, gateGradients: Float32Array, gradient: Float32Array): tf.Tensor2D {
+    const { batch, steps, initialMemories, hidden } = pass;
+    const h = this.hiddenSize;
+    const rows = batch * steps;
     const previousHidden = new Float32Array(rows * h);
     for (let b = 0; b < batch; b++) {
       previousHidden.set(initialMemories.subarray(b * 2 * h, b * 2 * h + h), b * steps * h);
       previousHidden.set(hidden.subarray(b * steps * h, ((b + 1) * steps - 1) * h), (b * steps + 1) * h);
     }
-    const inputGradient = this.inputProjectionBackward(gateGradients, input, previousHidden, rows, parameters, gradient, needInput);
-    return { input: inputGradient, memories: memoryGradient };
+    const gateGradientsT = new Float32Array(4 * h * rows);
+    transposeInto(gateGradients, rows, 4 * h, gateGradientsT);
+    const dzT = tf.tensor2d(gateGradientsT, [4 * h, rows]);
+    writeGradient(tf.matMul(dzT, tf.tensor2d(previousHidden, [rows, h])), gradient, this.weightHh.offset);
+    return dzT;
+  }
+
+  /** b_ih + b_hh: both biases add to every step's gates. */
+  private projectionBias(parameters: Float32Array): tf.Tensor1D {
+    return tf.tensor1d(Float32Array.from(blockValues(parameters, this.biasIh), (v, k) => v + parameters[this.biasHh.offset + k]));
   }
 
   /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs), as rows x 4H values. */
@@ -224,44 +331,10 @@ export class Lstm {
     const gates = 4 * this.hiddenSize;
     const transposed = new Float32Array(this.inputs * gates);
     transposeInto(blockValues(parameters, this.weightIh), gates, this.inputs, transposed);
-    const bias = Float32Array.from(blockValues(parameters, this.biasIh), (v, k) => v + parameters[this.biasHh.offset + k]);
-    const projection = new Float32Array(rows * gates);
-    tf.tidy(() => {
+    return tf.tidy(() => {
       const x = tf.tensor2d(input, [rows, this.inputs]);
-      copyTensorInto(tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: tf.tensor1d(bias) }), projection);
+      return tensorValues(tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }));
     });
-    return projection;
-  }
-
-  /**
-   * From the gates' gradients (rows x 4H): dW_ih = dz^T x and dW_hh = dz^T h_prev into
-   * `gradient`, and dx = dz W_ih when asked.
-   */
-  private inputProjectionBackward(
-    gateGradients: Float32Array,
-    input: Float32Array,
-    previousHidden: Float32Array,
-    rows: number,
-    parameters: Float32Array,
-    gradient: Float32Array,
-    needInput: boolean,
-  ): Float32Array | null {
-    const gates = 4 * this.hiddenSize;
-    // No product with a transpose flag (slow on wasm): dz^T is transposed here.
-    const gateGradientsT = new Float32Array(gates * rows);
-    transposeInto(gateGradients, rows, gates, gateGradientsT);
-    const inputGradient = needInput ? new Float32Array(rows * this.inputs) : null;
-    tf.tidy(() => {
-      const x = tf.tensor2d(input, [rows, this.inputs]);
-      const dz = tf.tensor2d(gateGradientsT, [gates, rows]);
-      copyTensorInto(tf.matMul(dz, x), gradient, this.weightIh.offset);
-      copyTensorInto(tf.matMul(dz, tf.tensor2d(previousHidden, [rows, this.hiddenSize])), gradient, this.weightHh.offset);
-      if (inputGradient !== null) {
-        const weights = tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]);
-        copyTensorInto(tf.matMul(tf.tensor2d(gateGradients, [rows, gates]), weights), inputGradient);
-      }
-    });
-    return inputGradient;
   }
 
   /**
@@ -332,6 +405,13 @@ function multiplyMatrixVector(matrix: Float32Array, vector: Float32Array, out: F
     for (let j = 0; j < columns; j++) s += matrix[r * columns + j] * vector[j];
     out[r] = s;
   }
+}
+
+/** rows x width values as width x rows. */
+function columnsOf(rowValues: Float32Array, rows: number, width: number): Float32Array {
+  const columns = new Float32Array(width * rows);
+  transposeInto(rowValues, rows, width, columns);
+  return columns;
 }
 
 function sigmoid(x: number): number {

@@ -1,16 +1,19 @@
 /**
  * Max pooling over square windows without padding, as torch.nn.MaxPool2d(kernel, stride). The
- * gradient goes to the first maximum of each window, found again in JavaScript from the kept
- * input and output: on the wasm backend that is several times faster than its MaxPoolGrad kernel
+ * gradient goes to the first maximum of each window (in the window's row-major order, as torch
+ * picks it), found again from the kept input and output. Where tensors read back at once (wasm),
+ * in JavaScript: on the wasm backend that is several times faster than its MaxPoolGrad kernel
  * (250 ms against about 30 on resnet's first pooling at batch 64, 84x84), and than recording the
- * positions with MaxPoolWithArgmax, whose forward is 10 times slower than plain pooling.
+ * positions with MaxPoolWithArgmax, whose forward is 10 times slower than plain pooling. On
+ * WebGPU, with tfjs ops that stay on the GPU (firstMaximumGradient): the MaxPoolGrad kernel
+ * there sends a tie to the window's last maximum, not its first.
  *
  * Its traced pass (layer.ts) keeps each window's maximum at its place: the map from d/d output to
  * d/d input is linear (a scatter to those places), and tfjs differentiates it, and the pooling
  * itself, by gathering from the same places.
  */
 import * as tf from '@tensorflow/tfjs';
-import { tensorView } from '../tensor-io';
+import { readsSynchronously, tensorView } from '../tensor-io';
 import { GraphWriter, Layer, ParameterBlock, TracedPass } from './layer';
 
 /** Output height or width of a pooling window, as upstream's pool_out_shape (stride 2) generalizes. */
@@ -47,7 +50,54 @@ export class MaxPool2d implements Layer {
     if (!needInput) return null;
     if (this.pass === null) throw new Error('MaxPool2d.backward() needs a kept forward pass first.');
     const { input, output } = this.pass;
+    if (!readsSynchronously()) return this.firstMaximumGradient(input, output, outputGradient as tf.Tensor4D);
     return scatter(outputGradient, this.maxima(input, output), input.shape);
+  }
+
+  /**
+   * backward() in tfjs ops: each window's values side by side (one strided slice per place of
+   * the window), the first of them equal to the maximum takes the output's gradient, and a
+   * transposed convolution whose filter sends each place's gradient back to that place adds them
+   * into the input's shape (overlapping windows add, as the scatter does).
+   */
+  private firstMaximumGradient(input: tf.Tensor4D, output: tf.Tensor4D, outputGradient: tf.Tensor4D): tf.Tensor4D {
+    const [batch, height, width, channels] = input.shape;
+    const [outHeight, outWidth] = this.outputShape;
+    const { kernel, stride } = this;
+    const places = kernel * kernel;
+    // The rows and columns some window covers: the transposed convolution gives back those.
+    const covered = [stride * (outHeight - 1) + kernel, stride * (outWidth - 1) + kernel];
+    const slices: tf.Tensor4D[] = [];
+    for (let ky = 0; ky < kernel; ky++) {
+      for (let kx = 0; kx < kernel; kx++) {
+        const end = [batch, ky + covered[0] - kernel + 1, kx + covered[1] - kernel + 1, channels];
+        slices.push(tf.stridedSlice(input, [0, ky, kx, 0], end, [1, stride, stride, 1]) as tf.Tensor4D);
+      }
+    }
+    // One row per output element, one column per place of its window (2-D: the webgpu backend's cumsum takes no rank 5).
+    const windows = tf.reshape(tf.stack(slices, 4), [-1, places]);
+    const isMaximum = tf.cast(tf.equal(windows, tf.reshape(output, [-1, 1])), 'float32');
+    const noMaximumBefore = tf.cast(tf.equal(tf.cumsum(isMaximum, 1, true), 0), 'float32');
+    const routed = tf.mul(tf.mul(isMaximum, noMaximumBefore), tf.reshape(outputGradient, [-1, 1]));
+    const placed = tf.conv2dTranspose(
+      tf.reshape(routed, [batch, outHeight, outWidth, channels * places]) as tf.Tensor4D,
+      this.placementFilter(channels),
+      [batch, covered[0], covered[1], channels],
+      stride,
+      'valid',
+    );
+    return tf.pad(placed, [[0, 0], [0, height - covered[0]], [0, width - covered[1]], [0, 0]]);
+  }
+
+  /** [kernel, kernel, channels, channels x places]: 1 where input channel c x places + place goes to channel c at that place. */
+  private placementFilter(channels: number): tf.Tensor4D {
+    const { kernel } = this;
+    const places = kernel * kernel;
+    const values = new Float32Array(places * channels * channels * places);
+    for (let place = 0; place < places; place++) {
+      for (let c = 0; c < channels; c++) values[(place * channels + c) * channels * places + c * places + place] = 1;
+    }
+    return tf.tensor4d(values, [kernel, kernel, channels, channels * places]);
   }
 
   tracedPass(input: tf.Tensor): TracedPass {

@@ -25,8 +25,7 @@ import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { PackedColumn, UpdateReply, UpdateRequest, optimizerStateOf, providerNormalizers, restoreUpdatedState } from './update-protocol';
 import type { Logger } from '../../common/logger';
-import { workerBackendFor } from '../gpu-updates';
-import type { BackendName } from '../../networks/backend';
+import { BackendName, updateBackend } from '../../networks/backend';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -78,9 +77,9 @@ export class PpoTrainer extends OnPolicyTrainer<PpoTrainerSettings, UpdateReques
     restoreUpdatedState(this.optimizer, reply.state, reply.addedToNormalizers);
   }
 
-  /** The backend the worker updates on: the one chosen for updates, unless this behavior's observations keep it off WebGPU. */
+  /** PPO's updates run on the backend chosen for updates, WebGPU included. */
   protected override workerBackend(): BackendName {
-    return workerBackendFor(this.behaviorName, this.spec, this.settings.network_settings.vis_encode_type, this.logger);
+    return updateBackend();
   }
 
   processTrajectory(trajectory: Trajectory): void {
