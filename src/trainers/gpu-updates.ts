@@ -2,9 +2,10 @@
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
  * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update of a policy without
- * memory, trained on its extrinsic reward, in its update thread, on vector and image observations
- * (every visual encoder but resnet). The observations a behavior
- * sends are known only once it connects: ppoUpdatesOnGpuRefusal checks them then.
+ * memory, in its update thread, with its reward signals' updates (curiosity, RND, GAIL) and
+ * behavioral cloning, on vector and image observations (every visual encoder but resnet). The
+ * observations a behavior sends are known only once it connects: ppoBehaviorOnGpuRefusal checks
+ * them then.
  */
 import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
 import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
@@ -17,7 +18,20 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates in their thread, without memory, on the extrinsic reward)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates in their thread, without memory)`;
+  }
+  return null;
+}
+
+/**
+ * Why a behavior's observations, or the encoder of its images in its policy or in one of its
+ * reward signals, keep its PPO updates off WebGPU, or null.
+ */
+export function ppoBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
+  const signals = Object.entries(settings.reward_signals).map(([name, signal]) => [`reward_signals.${name}: `, signal.network_settings.vis_encode_type] as const);
+  for (const [owner, encoder] of [['', settings.network_settings.vis_encode_type] as const, ...signals]) {
+    const refusal = ppoUpdatesOnGpuRefusal(spec, encoder);
+    if (refusal !== null) return owner + refusal;
   }
   return null;
 }
@@ -37,8 +51,5 @@ function settingsRefusal(settings: TrainerSettings): string | null {
   if (settings.trainer_type !== 'ppo') return `trainer_type is ${settings.trainer_type}`;
   if (!settings.threaded) return 'threaded is false';
   if (settings.network_settings.memory !== null) return 'network_settings.memory is set';
-  const signal = Object.keys(settings.reward_signals).find((name) => name !== 'extrinsic');
-  if (signal !== undefined) return `reward_signals.${signal} is set`;
-  if (settings.behavioral_cloning !== null) return 'behavioral_cloning is set';
   return null;
 }

@@ -34,7 +34,7 @@ import { UpdateReply, UpdateRequest, optimizerStateOf, packColumns, providerNorm
 import { InFlightUpdate, UpdateThread } from '../update-thread';
 import type { Logger } from '../../common/logger';
 import { BackendName, selectedBackend, updateBackend } from '../../networks/backend';
-import { ppoUpdatesOnGpuRefusal } from '../gpu-updates';
+import { ppoBehaviorOnGpuRefusal } from '../gpu-updates';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -126,7 +126,7 @@ export class PpoTrainer extends RlTrainer<PpoTrainerSettings> {
   private workerBackend(): BackendName {
     const backend = updateBackend();
     if (backend === selectedBackend()) return backend;
-    const refusal = ppoUpdatesOnGpuRefusal(this.spec, this.settings.network_settings.vis_encode_type);
+    const refusal = ppoBehaviorOnGpuRefusal(this.spec, this.settings);
     if (refusal === null) return backend;
     this.logger?.warning(`Behavior ${this.behaviorName}: ${refusal}; its updates run on the ${selectedBackend()} backend.`);
     return selectedBackend();
