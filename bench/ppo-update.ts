@@ -26,7 +26,8 @@
  * With --backend webgpu (or webgpu-software, SwiftShader's, for a functional check only: its
  * figures are the CPU's, not a GPU's), 3DBall's row and the visual rows instead run their updates
  * on that backend as the update thread of a training run does (each read awaited; the minibatches
- * made on wasm, where acting stays), beside wasm's, with the transfers of one minibatch.
+ * made on wasm, where acting stays), beside wasm's, with the transfers of one minibatch, then the
+ * reward-signal rows (PPO's minibatch and the signal's update on it; alone with --reward-signals-only).
  * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only  --poca-only  --backend webgpu
  */
 import { parseArgs } from 'util';
@@ -42,8 +43,8 @@ import type { EncoderType, MemorySettings } from '../src/config/settings';
 import { observationSize } from '../src/env/behavior-spec';
 import { printTable } from './table';
 import { createRewardProvider } from '../src/trainers/reward-signals/registry';
-import type { RewardBatch } from '../src/trainers/reward-signals/reward-provider';
-import { measure } from './measure';
+import type { RewardBatch, RewardProvider } from '../src/trainers/reward-signals/reward-provider';
+import { measure, measureAsync } from './measure';
 import { ReadingPass, runPassAsync } from '../src/networks/tensor-io';
 import { webGpuTransfers } from '../src/networks/webgpu';
 import { GroupActionBatch, PocaCritic } from '../src/networks/poca-critic';
@@ -256,7 +257,8 @@ async function main(): Promise<void> {
   });
   const minSeconds = Number(values['min-seconds']);
   if (values.backend !== undefined) {
-    await gpuBenchmarks(values.backend as BackendName, minSeconds);
+    if (!values['reward-signals-only']) await gpuBenchmarks(values.backend as BackendName, minSeconds);
+    await gpuRewardSignalBenchmarks(values.backend as BackendName, minSeconds);
     return;
   }
   const only = [values['visual-only'], values['recurrent-only'], values['reward-signals-only'], values['poca-only']];
@@ -328,9 +330,8 @@ async function pocaBenchmark(minSeconds: number): Promise<void> {
 /** ML-Agents' Python trainer on Pyramids' settings, ms per minibatch (reward-signal update included), measured on this machine with its own optimizer. */
 const PYRAMIDS_ML_AGENTS_MS = { curiosity: 295, rnd: 145 } as const;
 
-/** One PPO update on Pyramids' settings with curiosity or RND beside the extrinsic signal (wasm backend). */
-async function rewardSignalBenchmarks(minSeconds: number): Promise<void> {
-  await selectBackend('wasm', memoryLogger());
+/** Pyramids' behavior, and its curiosity and RND settings (2 x 512 policy; curiosity 2 x 256, RND 3 x 64). */
+const PYRAMIDS = (() => {
   const vector = (size: number, name: string) => ({ shape: [size], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name });
   const spec: BehaviorSpec = {
     observationSpecs: [vector(56, 'rays0'), vector(56, 'rays1'), vector(56, 'rays2'), vector(4, 'vector')],
@@ -341,30 +342,47 @@ async function rewardSignalBenchmarks(minSeconds: number): Promise<void> {
     curiosity: { gamma: 0.99, strength: 0.02, learning_rate: 3e-4, encoding_size: 256, network_settings: network(256, 2) },
     rnd: { gamma: 0.99, strength: 0.01, learning_rate: 1e-4, encoding_size: null, network_settings: network(64, 3) },
   } as const;
-  const batch = 128;
+  return { spec, network, signals, batch: 128 };
+})();
+
+type PyramidsSignal = keyof typeof PYRAMIDS.signals;
+
+/** A fresh policy and signal provider on Pyramids' settings (the same weights for a seed). */
+function pyramidsNetworks(name: PyramidsSignal): { model: ActorCritic; optimizer: PpoOptimizer; provider: RewardProvider } {
+  const model = new ActorCritic(PYRAMIDS.spec, { network: PYRAMIDS.network(512, 2), rewardSignals: ['extrinsic', name], sharedCritic: false, seed: 1 });
+  return { model, optimizer: new PpoOptimizer(model, SETTINGS), provider: createRewardProvider(name, PYRAMIDS.signals[name], 'Bench', PYRAMIDS.spec, 1) };
+}
+
+/** Minibatches for the policy and for the signal, from `model`'s acting (on wasm). */
+function pyramidsBatches(model: ActorCritic, name: PyramidsSignal): Array<{ minibatch: PpoMinibatch; rewards: RewardBatch }> {
+  const { spec, batch } = PYRAMIDS;
+  const random = new SeededRandom(4);
+  return minibatches(model, 4, spec, batch).map((minibatch) => {
+    const rewards: RewardBatch = {
+      count: batch,
+      observations: minibatch.observations,
+      nextObservations: minibatch.observations.map((obs) => obs.map(() => random.gaussian())),
+      environmentRewards: new Float32Array(batch),
+      discreteActions: minibatch.discreteActions,
+      dones: new Float32Array(batch),
+    };
+    return { minibatch: { ...minibatch, returns: { ...minibatch.returns, [name]: minibatch.returns.extrinsic } }, rewards };
+  });
+}
+
+/** One PPO update on Pyramids' settings with curiosity or RND beside the extrinsic signal (wasm backend). */
+async function rewardSignalBenchmarks(minSeconds: number): Promise<void> {
+  await selectBackend('wasm', memoryLogger());
   const rows: string[][] = [];
   for (const name of ['curiosity', 'rnd'] as const) {
-    const model = new ActorCritic(spec, { network: network(512, 2), rewardSignals: ['extrinsic', name], sharedCritic: false, seed: 1 });
-    const provider = createRewardProvider(name, signals[name], 'Bench', spec, 1);
-    const random = new SeededRandom(4);
-    const batches = minibatches(model, 4, spec, batch).map((minibatch) => {
-      const rewards: RewardBatch = {
-        count: batch,
-        observations: minibatch.observations,
-        nextObservations: minibatch.observations.map((obs) => obs.map(() => random.gaussian())),
-        environmentRewards: new Float32Array(batch),
-        discreteActions: minibatch.discreteActions,
-        dones: new Float32Array(batch),
-      };
-      return { minibatch: { ...minibatch, returns: { ...minibatch.returns, [name]: minibatch.returns.extrinsic } }, rewards };
-    });
-    const optimizer = new PpoOptimizer(model, SETTINGS);
+    const { model, optimizer, provider } = pyramidsNetworks(name);
+    const batches = pyramidsBatches(model, name);
     const ms = measure((i) => {
       const { minibatch, rewards } = batches[i % batches.length];
       optimizer.update(minibatch, 1000 * i);
       provider.update(rewards);
     }, minSeconds, 3);
-    const perUpdate = (2048 / batch) * 3;
+    const perUpdate = (2048 / PYRAMIDS.batch) * 3;
     const mlAgents = PYRAMIDS_ML_AGENTS_MS[name];
     rows.push([name, ms.toFixed(1), ((ms * perUpdate) / 1000).toFixed(2), String(mlAgents), (mlAgents / ms).toFixed(1)]);
     model.dispose();
@@ -374,6 +392,42 @@ async function rewardSignalBenchmarks(minSeconds: number): Promise<void> {
     ['signal', 'ms/minibatch', 's/update', 'ML-Agents ms/minibatch', 'x faster'],
     rows,
   );
+}
+
+/**
+ * The reward-signal rows with their updates on a WebGPU backend, against wasm's: PPO's minibatch
+ * and the signal's update on it, the same weights and minibatches, as the update thread runs them.
+ */
+async function gpuRewardSignalBenchmarks(backend: BackendName, minSeconds: number): Promise<void> {
+  const rows: string[][] = [];
+  for (const name of ['curiosity', 'rnd'] as const) {
+    await selectBackend('wasm', memoryLogger());
+    const wasm = pyramidsNetworks(name);
+    const batches = pyramidsBatches(wasm.model, name);
+    const wasmMs = measure((i) => {
+      const { minibatch, rewards } = batches[i % batches.length];
+      wasm.optimizer.update(minibatch, 1000 * i);
+      wasm.provider.update(rewards);
+    }, minSeconds, 3);
+    wasm.model.dispose();
+
+    await selectBackend(backend, memoryLogger());
+    const gpu = pyramidsNetworks(name);
+    const update = async (i: number) => {
+      const { minibatch, rewards } = batches[i % batches.length];
+      await runPassAsync(gpu.optimizer.updatePass(minibatch, 1000 * i));
+      await runPassAsync(gpu.provider.updatePass(rewards));
+    };
+    const gpuMs = await measureAsync(update, minSeconds, 3);
+    const before = webGpuTransfers();
+    await update(0);
+    const after = webGpuTransfers();
+    gpu.model.dispose();
+    const transfers = `${after.uploads - before.uploads} up (${((after.uploadBytes - before.uploadBytes) / 1024).toFixed(0)} KiB), ${after.downloads - before.downloads} down`;
+    rows.push([`Pyramids with ${name}`, wasmMs.toFixed(1), gpuMs.toFixed(1), (wasmMs / gpuMs).toFixed(2), transfers]);
+    console.log(rows[rows.length - 1].join(' | '));
+  }
+  printTable(`PPO minibatch and reward-signal updates, wasm against ${backend} (ms/minibatch)`, ['case', 'wasm', backend, 'x wasm', 'transfers a minibatch'], rows);
 }
 
 /** ML-Agents' Python trainer on Hallway's settings, ms per minibatch, measured on this machine with its own optimizer. */

@@ -24,7 +24,7 @@ import { ConditionalEncoder } from './layers/conditional-encoder';
 import type { GraphWriter, ParameterAllocator, ParameterSource, TracedParameters } from './layers/layer';
 import { BodyEncoder, LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
-import { ReadingPass, runPass, transposeInto } from './tensor-io';
+import { ReadingPass, runPass, tensorValues, transposeInto } from './tensor-io';
 
 /** A network body's traced pass (layers/layer.ts): the encoding, and d/d one observation from d/d encoding. */
 export interface TracedBodyPass {
@@ -139,11 +139,11 @@ export class NetworkBody {
 
   /**
    * The encoding (hidden x count, feature-major) of the observations, `vectorRows` their vector
-   * values as encodeObservations() takes them; no memory. Call inside tf.tidy; with `keep`,
-   * backwardColumns() may follow in the same scope.
+   * values as encodeObservations() takes them; no memory. A reading pass (tensor-io.ts), run in
+   * one scope (tf.tidy, scoped()); with `keep`, backwardColumns() may follow in the same scope.
    */
-  forwardColumns(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, source: ParameterSource, keep: boolean): tf.Tensor2D {
-    const rows = runPass(this.encodeObservations(observations, vectorRows, count, source, keep));
+  *forwardColumns(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, source: ParameterSource, keep: boolean): ReadingPass<tf.Tensor2D> {
+    const rows = yield* this.encodeObservations(observations, vectorRows, count, source, keep);
     const columns = new Float32Array(this.inputWidth * count);
     transposeInto(rows, count, this.inputWidth, columns);
     return this.bodyEncoder.forwardColumns(tf.tensor2d(columns, [this.inputWidth, count]), source, keep);

@@ -21,6 +21,7 @@ import { Adam } from '../networks/adam';
 import { CheckpointArray, requireCheckpointArray } from '../networks/checkpoint-file';
 import { EPSILON, addCategoricalGradient, maskedSoftmax } from '../networks/distributions';
 import { decayedValue } from '../networks/schedule';
+import { ReadingPass, passReadingNothing, runPass, scoped } from '../networks/tensor-io';
 import { LOG_SIGMA_MAX, LOG_SIGMA_MIN, clampLogSigma } from '../networks/squashed-gaussian';
 import { AgentBuffer, BufferKey, observationKey } from './buffer';
 import { loadDemonstrations } from './demonstrations';
@@ -95,6 +96,11 @@ export class BehavioralCloning {
 
   /** One round of cloning at training step `step`; the mean loss under upstream's tag. */
   update(step: number): Record<string, number> {
+    return runPass(this.updatePass(step));
+  }
+
+  /** update() as a reading pass (tensor-io.ts): PPO's update thread runs it with runPassAsync, on WebGPU too. */
+  *updatePass(step: number): ReadingPass<Record<string, number>> {
     const decayed = decayedValue(this.annealSteps > 0 ? 'linear' : 'constant', this.initialLearningRate, MIN_LEARNING_RATE, this.annealSteps, step);
     if (this.learningRate <= MIN_LEARNING_RATE) return { [PRETRAINING_LOSS_TAG]: 0 };
     const possible = Math.floor(this.demonstrations.numExperiences / this.sequences);
@@ -107,7 +113,7 @@ export class BehavioralCloning {
       this.demonstrations.shuffle(this.sequenceLength, () => this.random.next());
       // As upstream: the batch count is divided by the sequence length once more.
       for (let b = 0; b < Math.floor(batches / this.sequenceLength); b++) {
-        const { loss, gradient } = this.lossAndGradient(demonstrationBatch(this.demonstrations.makeMiniBatch(b * rows, (b + 1) * rows)));
+        const { loss, gradient } = yield* this.lossAndGradientPass(demonstrationBatch(this.demonstrations.makeMiniBatch(b * rows, (b + 1) * rows)));
         this.adam.apply(this.model.parameters, gradient, this.learningRate);
         this.model.parametersChanged();
         sum += loss;
@@ -121,15 +127,19 @@ export class BehavioralCloning {
 
   /** The cloning loss on one minibatch and its gradient with respect to the model's parameters; changes nothing. */
   lossAndGradient(batch: DemonstrationBatch, noise = this.drawNoise(batch.count)): { loss: number; gradient: Float32Array } {
+    return runPass(this.lossAndGradientPass(batch, noise));
+  }
+
+  /** lossAndGradient() as a reading pass. */
+  lossAndGradientPass(batch: DemonstrationBatch, noise = this.drawNoise(batch.count)): ReadingPass<{ loss: number; gradient: Float32Array }> {
     const memorySize = this.model.memorySize;
     // As upstream, every sequence starts from zero memories.
     const sequences: SequenceMemories | undefined =
       memorySize === 0
         ? undefined
         : { length: this.sequenceLength, actor: new Float32Array((batch.count / this.sequenceLength) * memorySize), critic: new Float32Array((batch.count / this.sequenceLength) * memorySize) };
-    const cloningLoss = (outputs: HeadOutputs, gradients: HeadGradients) => this.cloningLoss(outputs, gradients, batch, noise);
-    const { gradient, loss } = this.model.computeGradient(batch.observations, batch.count, cloningLoss, sequences, true);
-    return { loss, gradient };
+    const cloningLoss = (outputs: HeadOutputs, gradients: HeadGradients) => passReadingNothing(() => this.cloningLoss(outputs, gradients, batch, noise));
+    return scoped(this.model.gradientPass(batch.observations, batch.count, cloningLoss, sequences, true));
   }
 
   /** count x continuous size standard normals: the noise of the actor's samples (zeros when deterministic). */

@@ -1,12 +1,15 @@
 /**
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
- * reading passes (src/networks/tensor-io.ts), and so far that is PPO's update, trained on its
- * extrinsic reward, in its update thread: every observation (vectors, images through every visual
- * encoder, variable-length observations, goal signals), with or without memory; and SAC's update
- * without memory on vector and image observations (every visual encoder but resnet; its reward
- * signals are evaluated and trained on the acting thread), in its update thread. The
- * observations a behavior sends are known only once it connects: workerBackendFor() is told then.
+ * reading passes (src/networks/tensor-io.ts), and so far that is:
+ * - PPO's update in its update thread, on every observation (vectors, images through every visual
+ *   encoder, variable-length observations, goal signals), with or without memory, with its reward
+ *   signals' updates (curiosity, RND, GAIL) and behavioral cloning on vector and image
+ *   observations (every visual encoder of theirs but resnet);
+ * - SAC's update without memory in its update thread, on vector and image observations (every
+ *   visual encoder but resnet); its reward signals are evaluated and trained on the acting thread.
+ * The observations a behavior sends are known only once it connects: the trainers ask
+ * ppoBehaviorOnGpuRefusal or sacUpdatesOnGpuRefusal then, and workerBackendFor acts on the answer.
  */
 import type { Logger } from '../common/logger';
 import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
@@ -21,7 +24,7 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates, and SAC's without memory, in their thread; PPO's on the extrinsic reward alone)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates, and SAC's without memory or behavioral cloning, in their thread)`;
   }
   return null;
 }
@@ -38,14 +41,33 @@ export function workerBackendFor(behaviorName: string, refusal: string | null, l
   return selectedBackend();
 }
 
+/**
+ * Why a behavior's reward signals keep its PPO updates off WebGPU, or null: their networks
+ * (GAIL's traced passes above all) still read mid-pass through resnet's max pooling, the entity
+ * attention and the hypernetwork. The policy's own networks run there on every observation.
+ */
+export function ppoBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
+  for (const [name, signal] of Object.entries(settings.reward_signals)) {
+    if (name === 'extrinsic') continue;
+    const refusal = readsMidPass(spec, signal.network_settings.vis_encode_type);
+    if (refusal !== null) return `reward_signals.${name}: ${refusal}`;
+  }
+  return null;
+}
+
 /** Why a behavior's observations, and the encoder of its images, keep its SAC updates off WebGPU, or null. */
 export function sacUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType): string | null {
-  // The Q networks' resnet, attention and hypernetwork passes still read mid-pass.
+  const refusal = readsMidPass(spec, encoder);
+  return refusal === null ? null : `SAC's Q networks: ${refusal}`;
+}
+
+/** Which of the behavior's observations would go through a pass that reads mid-way, or null. */
+function readsMidPass(spec: BehaviorSpec, encoder: EncoderType): string | null {
   if (encoder === 'resnet' && spec.observationSpecs.some((observation) => isVisual(observation.shape))) {
-    return 'its images go through resnet, whose max pooling reads mid-pass in SAC\'s Q networks: the other encoders update on WebGPU';
+    return 'its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU';
   }
   const other = spec.observationSpecs.find((observation) => isVariableLength(observation) || observation.observationType !== ObservationType.DEFAULT);
-  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update SAC on WebGPU yet`;
+  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update on WebGPU yet`;
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {
@@ -53,10 +75,7 @@ function settingsRefusal(settings: TrainerSettings): string | null {
   if (!settings.threaded) return 'threaded is false';
   if (settings.trainer_type === 'sac') {
     if (settings.network_settings.memory !== null) return 'network_settings.memory is set';
-    return settings.behavioral_cloning === null ? null : 'behavioral_cloning is set';
+    if (settings.behavioral_cloning !== null) return 'behavioral_cloning is set';
   }
-  const signal = Object.keys(settings.reward_signals).find((name) => name !== 'extrinsic');
-  if (signal !== undefined) return `reward_signals.${signal} is set`;
-  if (settings.behavioral_cloning !== null) return 'behavioral_cloning is set';
   return null;
 }

@@ -1,9 +1,10 @@
 /**
  * mlagents-learn with its updates on WebGPU, on SwiftShader (scripts/with-swiftshader.sh; skipped
  * without Debian's chromium): the built executable trains SimpleGoal 1D with threaded: true and
- * --backend webgpu-software, PPO with memory (the LSTM's reading passes) and SAC, then --resume
- * goes on from its checkpoint on wasm. Reaching upstream's threshold on SwiftShader takes minutes:
- * that run is in bench/README.md.
+ * --backend webgpu-software, PPO with memory (the LSTM's reading passes) and curiosity beside the
+ * extrinsic reward, and SAC, then --resume goes on from its checkpoint (the policy's and
+ * curiosity's) on wasm. Reaching upstream's threshold on SwiftShader takes minutes: that run is in
+ * bench/README.md.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -13,15 +14,19 @@ import { learn } from '../../src/cli/mlagents-learn';
 import { readCheckpointFile } from '../../src/networks/checkpoint-file';
 import { PpoTrainer } from '../../src/trainers/ppo/trainer';
 import { SacTrainer } from '../../src/trainers/sac/trainer';
+import type { CuriosityRewardProvider } from '../../src/trainers/reward-signals/curiosity';
 import { ROOT, tempDir } from '../helpers/paths';
 import { simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';
 import { writeSimpleSacConfig } from './learn-sac-helpers';
 
 const onSwiftShader = fs.existsSync('/usr/lib/chromium/vk_swiftshader_icd.json') ? it : it.skip;
 
-/** Upstream's test config, threaded, with memory (sequences of 8: two a minibatch of 16). */
+/** Curiosity trains in the update thread beside PPO: on WebGPU when the updates go there. */
+const CURIOSITY = '    reward_signals:\n      extrinsic: {}\n      curiosity:\n        strength: 0.01\n        network_settings:\n          hidden_units: 16\n';
+
+/** Upstream's test config, threaded, with memory (sequences of 8: two a minibatch of 16) and curiosity. */
 function writeThreadedConfig(folder: string, maxSteps: number): void {
-  const file = writeSimplePpoConfig(folder, maxSteps);
+  const file = writeSimplePpoConfig(folder, maxSteps, CURIOSITY);
   const memory = '      hidden_units: 32\n      memory:\n        memory_size: 16\n        sequence_length: 8\n';
   fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('threaded: false', 'threaded: true').replace('      hidden_units: 32\n', memory));
 }
@@ -42,7 +47,7 @@ function learnOnSwiftShader(cwd: string, args: string[]): ReturnType<typeof spaw
 }
 
 describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
-  onSwiftShader('trains with memory, the updates on the software adapter, acting on wasm, and --resume goes on from its checkpoint on wasm', async () => {
+  onSwiftShader('trains with memory and curiosity, the updates (curiosity\'s included) on the software adapter, acting on wasm, and --resume goes on from its checkpoint on wasm', async () => {
     const cwd = tempDir('learn-webgpu');
     writeThreadedConfig(cwd, 192);
     // simpleGoalArgs asks for wasm; the last --backend wins.
@@ -54,6 +59,11 @@ describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
     expect((checkpoint.meta.model as { blocks: Array<{ name: string }> }).blocks.map((b) => b.name)).toContain('actor.lstm.weight_hh');
     expect(checkpoint.meta.adamStep).toBeGreaterThan(0);
     expect(checkpoint.arrays.get('parameters')!.every(Number.isFinite)).toBe(true);
+    // Curiosity trained in the same thread, on the GPU: no line sends its behavior's updates back to wasm.
+    expect(run.stdout).not.toMatch(/its updates run on the wasm backend/);
+    const curiositySteps = checkpoint.arrays.get('reward_signals.curiosity.adam.step')![0];
+    expect(curiositySteps).toBeGreaterThan(0);
+    expect(checkpoint.arrays.get('reward_signals.curiosity.parameters')!.every(Number.isFinite)).toBe(true);
 
     writeThreadedConfig(cwd, 384);
     const logger = memoryLogger();
@@ -63,6 +73,8 @@ describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
     expect(messages).toContain('Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).');
     expect(messages).toContain(`Resuming training of 1D from step ${checkpoint.meta.step as number}.`);
     expect(resumed.optimizer.adam.step).toBeGreaterThan(checkpoint.meta.adamStep as number);
+    const curiosity = resumed.optimizer.rewardProviders.get('curiosity') as CuriosityRewardProvider;
+    expect(curiosity.adam.step).toBeGreaterThan(curiositySteps);
   }, 300_000);
 
   onSwiftShader('trains SAC with its updates on the software adapter in its worker, acting on wasm, and --resume goes on from its checkpoint on wasm', async () => {

@@ -14,6 +14,7 @@ import { expectCloseToScale } from '../helpers/expect-close';
 import type { PassesFile } from './fixtures/webgpu-passes';
 import type { PpoUpdateFile } from './fixtures/webgpu-ppo-update';
 import type { SacParameters, SacUpdateFile } from './fixtures/webgpu-sac-update';
+import type { SignalsFile } from './fixtures/webgpu-signals';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -21,13 +22,13 @@ const hasSwiftShader = fs.existsSync(SWIFTSHADER);
 if (!hasSwiftShader) console.warn(`Skipping the SwiftShader checks: ${SWIFTSHADER} is absent (run scripts/ensure-chromium.sh).`);
 const onSwiftShader = hasSwiftShader ? it : it.skip;
 
-/** Runs a fixture script with tsx under SwiftShader; returns its stdout. */
-function runOnSwiftShader(script: string, args: string[]): string {
+/** Runs a fixture script with tsx under SwiftShader, for at most `timeout` ms; returns its stdout. */
+function runOnSwiftShader(script: string, args: string[], timeout = 480_000): string {
   const tsx = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
   const result = spawnSync(path.join(ROOT, 'scripts', 'with-swiftshader.sh'), [process.execPath, tsx, path.join(__dirname, 'fixtures', script), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
-    timeout: 480_000,
+    timeout,
   });
   if (result.status !== 0) throw new Error(`${script} failed (${result.status ?? result.signal}):\n${result.stderr}`);
   return result.stdout;
@@ -138,6 +139,36 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
     expect(run.transfers.downloads).toBe(12);
     expect(run.resumed).toEqual(run.saved);
   }, 120_000);
+});
+
+describe('reward signals and behavioral cloning on WebGPU (SwiftShader) against wasm', () => {
+  // Largest differences measured, relative to the largest value: 4.2e-6 of the state arrays
+  // (curiosity on a camera), 3.3e-7 of the rewards, 2.4e-6 of a statistic (GAIL's KL divergence).
+  const TOLERANCE = 2e-5;
+
+  onSwiftShader('curiosity, RND, GAIL (VAIL, the gradient penalty) and cloning update as on wasm, vector and camera, and their state rewards alike on wasm', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-signals-')), 'signals.json');
+    // SwiftShader compiles each shader on the CPU: most of the run, long on a busy machine.
+    runOnSwiftShader('webgpu-signals.ts', ['webgpu-software', file], 400_000);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SignalsFile;
+    expect(Object.keys(run.compared)).toEqual(Object.keys(run.wasm));
+    for (const [label, wasm] of Object.entries(run.wasm)) {
+      const gpu = run.compared[label];
+      expect([label, gpu.backend, wasm.backend]).toEqual([label, 'webgpu', 'wasm']);
+      expectCloseToScale(gpu.state, wasm.state, `${label}: state after two updates`, TOLERANCE);
+      expectCloseToScale(gpu.rewards, wasm.rewards, `${label}: rewards`, TOLERANCE);
+      gpu.stats.forEach((stats, u) => {
+        expect(Object.keys(stats)).toEqual(Object.keys(wasm.stats[u]));
+        for (const [tag, value] of Object.entries(stats)) expectCloseToScale([value], [wasm.stats[u][tag]], `${label}: ${tag} of update ${u + 1}`, TOLERANCE);
+      });
+      // The update moved the weights: equal states are not two untouched copies.
+      expect(wasm.stats[0]).not.toEqual(wasm.stats[1]);
+      // GAIL reads its loss, statistics and gradient back at once.
+      if (label.startsWith('gail')) expect([label, gpu.downloads]).toEqual([label, 1]);
+    }
+    expect(run.wasm['gail, vector, vail and actions'].stats[0]['Losses/GAIL KL Loss']).toBeGreaterThan(0);
+    expect(run.wasm['curiosity, camera'].rewards.some((reward) => reward > 0)).toBe(true);
+  }, 420_000);
 });
 
 describe('choosing WebGPU', () => {

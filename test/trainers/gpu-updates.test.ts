@@ -1,15 +1,18 @@
 import { ActionSpec, ObservationType } from '../../src/env/behavior-spec';
-import { gpuUpdatesRefusal, sacUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
+import { gpuUpdatesRefusal, ppoBehaviorOnGpuRefusal, sacUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
 import { load } from '../config/config-helpers';
 import { behavior, entityObservation, vectorObservation, visualObservation } from '../networks/model-fixtures';
 
 const THREADED_PPO = 'behaviors:\n  Ball:\n    trainer_type: ppo\n    threaded: true\n';
 const THREADED_SAC = 'behaviors:\n  Ball:\n    trainer_type: sac\n    threaded: true\n';
+const MEMORY = '    network_settings:\n      memory:\n        memory_size: 16\n';
 
 describe('gpuUpdatesRefusal', () => {
-  it('takes threaded PPO on the extrinsic reward, with memory too, and threaded SAC without memory on any reward signals', () => {
+  it('takes threaded PPO with memory, its reward signals and behavioral cloning, and threaded SAC without memory on any reward signals', () => {
     expect(gpuUpdatesRefusal(load(THREADED_PPO).options)).toBeNull();
-    expect(gpuUpdatesRefusal(load(`${THREADED_PPO}    network_settings:\n      memory:\n        memory_size: 16\n`).options)).toBeNull();
+    expect(gpuUpdatesRefusal(load(`${THREADED_PPO}${MEMORY}`).options)).toBeNull();
+    const signals = `${THREADED_PPO}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n      rnd: {}\n      gail:\n        demo_path: a.demo\n    behavioral_cloning:\n      demo_path: a.demo\n`;
+    expect(gpuUpdatesRefusal(load(signals).options)).toBeNull();
     expect(gpuUpdatesRefusal(load(THREADED_SAC).options)).toBeNull();
     // SAC's reward signals are evaluated and trained on the acting thread: only its update goes to the GPU.
     expect(gpuUpdatesRefusal(load(`${THREADED_SAC}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`).options)).toBeNull();
@@ -18,12 +21,11 @@ describe('gpuUpdatesRefusal', () => {
   it.each([
     ['behaviors:\n  Ball:\n    trainer_type: sac\n', 'behaviors.Ball.threaded is false'],
     ['behaviors:\n  Ball:\n    trainer_type: ppo\n', 'behaviors.Ball.threaded is false'],
-    [`${THREADED_SAC}    network_settings:\n      memory:\n        memory_size: 16\n`, 'behaviors.Ball.network_settings.memory is set'],
-    [`${THREADED_PPO}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`, 'behaviors.Ball.reward_signals.curiosity is set'],
+    [`${THREADED_SAC}${MEMORY}`, 'behaviors.Ball.network_settings.memory is set'],
     [`${THREADED_SAC}    behavioral_cloning: {demo_path: expert.demo}\n`, 'behaviors.Ball.behavioral_cloning is set'],
     [`${THREADED_PPO}default_settings:\n  trainer_type: poca\n`, 'default_settings.trainer_type is poca'],
   ])('names the setting that keeps the updates off WebGPU', (yaml, setting) => {
-    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's updates, and SAC's without memory, in their thread; PPO's on the extrinsic reward alone)`);
+    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's updates, and SAC's without memory or behavioral cloning, in their thread)`);
   });
 
   it('refuses --inference: it runs no updates', () => {
@@ -36,11 +38,29 @@ describe('sacUpdatesOnGpuRefusal', () => {
     expect(sacUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)), 'resnet')).toBeNull();
     const camera = { observationSpecs: [visualObservation(3, 36, 36), vectorObservation(4)], actionSpec: ActionSpec.createDiscrete([3]) };
     expect(sacUpdatesOnGpuRefusal(camera, 'nature_cnn')).toBeNull();
-    expect(sacUpdatesOnGpuRefusal(camera, 'resnet')).toBe('its images go through resnet, whose max pooling reads mid-pass in SAC\'s Q networks: the other encoders update on WebGPU');
+    expect(sacUpdatesOnGpuRefusal(camera, 'resnet')).toBe("SAC's Q networks: its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU");
     expect(sacUpdatesOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] }, 'simple')).toBe(
-      'its observation buffer10x5 (10x5) is not a vector nor an image: only those update SAC on WebGPU yet',
+      "SAC's Q networks: its observation buffer10x5 (10x5) is not a vector nor an image: only those update on WebGPU yet",
     );
     const goal = vectorObservation(2, ObservationType.GOAL_SIGNAL);
-    expect(sacUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] }, 'simple')).toMatch(/^its observation vector2 \(2\) is not a vector nor an image/);
+    expect(sacUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] }, 'simple')).toMatch(/^SAC's Q networks: its observation vector2 \(2\) is not a vector nor an image/);
+  });
+});
+
+describe('ppoBehaviorOnGpuRefusal', () => {
+  const camera = { observationSpecs: [visualObservation(3, 36, 36), vectorObservation(4)], actionSpec: ActionSpec.createDiscrete([3]) };
+  const settings = (policyEncoder: string, signalEncoder: string) =>
+    load(`${THREADED_PPO}    network_settings:\n      vis_encode_type: ${policyEncoder}\n    reward_signals:\n      extrinsic: {}\n      curiosity:\n        network_settings:\n          vis_encode_type: ${signalEncoder}\n`).options.behaviors.Ball;
+
+  it('takes every observation of the policy, resnet included, and checks each reward signal\'s, naming the signal', () => {
+    expect(ppoBehaviorOnGpuRefusal(camera, settings('resnet', 'nature_cnn'))).toBeNull();
+    expect(ppoBehaviorOnGpuRefusal(camera, settings('simple', 'resnet'))).toBe(
+      'reward_signals.curiosity: its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU',
+    );
+    // Without images, resnet is never run.
+    expect(ppoBehaviorOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4)] }, settings('simple', 'resnet'))).toBeNull();
+    // The policy's attention runs there; a signal's would read mid-pass.
+    const entities = { ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] };
+    expect(ppoBehaviorOnGpuRefusal(entities, settings('simple', 'simple'))).toMatch(/^reward_signals\.curiosity: its observation buffer10x5 \(10x5\) is not a vector nor an image/);
   });
 });

@@ -93,6 +93,8 @@ export class PpoOptimizer extends CheckpointedOptimizer {
    * the GPU from its first minibatch to its last (../../networks/device-parameters.ts).
    */
   *updatingOnDevice<T>(pass: ReadingPass<T>): ReadingPass<T> {
+    // Behavioral cloning steps the same weights with its own Adam, on their arrays: they stay there.
+    if (this.behavioralCloning !== null) return yield* pass;
     try {
       return yield* updatingOnDevice(this.model, this.adam, (device) => {
         this.device = device;

@@ -25,7 +25,8 @@ import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { PackedColumn, UpdateReply, UpdateRequest, optimizerStateOf, providerNormalizers, restoreUpdatedState } from './update-protocol';
 import type { Logger } from '../../common/logger';
-import { BackendName, updateBackend } from '../../networks/backend';
+import { BackendName } from '../../networks/backend';
+import { ppoBehaviorOnGpuRefusal, workerBackendFor } from '../gpu-updates';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -77,9 +78,9 @@ export class PpoTrainer extends OnPolicyTrainer<PpoTrainerSettings, UpdateReques
     restoreUpdatedState(this.optimizer, reply.state, reply.addedToNormalizers);
   }
 
-  /** PPO's updates run on the backend chosen for updates, WebGPU included. */
+  /** The backend chosen for updates, WebGPU included, unless this behavior's reward signals keep it off WebGPU. */
   protected override workerBackend(): BackendName {
-    return updateBackend();
+    return workerBackendFor(this.behaviorName, ppoBehaviorOnGpuRefusal(this.spec, this.settings), this.logger);
   }
 
   processTrajectory(trajectory: Trajectory): void {

@@ -113,13 +113,14 @@ export function* trainOnBuffer(
       // Upstream's update_reward_signals: each signal trains on the same minibatch, after the policy.
       if (trainedSignals.length > 0) {
         const rewardBatch = rewardBatchOf(batch);
-        for (const provider of trainedSignals) accumulateStats(totals, provider.update(rewardBatch));
+        for (const provider of trainedSignals) accumulateStats(totals, yield* provider.updatePass(rewardBatch));
       }
     }
   }
   const means: PpoUpdateMeans = new Map([...totals].map(([key, { sum, count }]) => [key, sum / count]));
   // Upstream's bc_module.update(), after the policy's update.
-  for (const [key, value] of Object.entries(optimizer.behavioralCloning?.update(step) ?? {})) means.set(key, value);
+  const cloning = optimizer.behavioralCloning === null ? {} : yield* optimizer.behavioralCloning.updatePass(step);
+  for (const [key, value] of Object.entries(cloning)) means.set(key, value);
   return means;
 }
 

@@ -36,7 +36,7 @@ import { ParameterBlock, ParameterSource, sequentialAllocator } from '../../netw
 import { LinearEncoder } from '../../networks/layers/linear-encoder';
 import { NetworkBody } from '../../networks/network-body';
 import { RunningNormalizer } from '../../networks/normalizer';
-import { runPass, tensorValues } from '../../networks/tensor-io';
+import { ReadingPass, gradientsSettled, runPass, scoped } from '../../networks/tensor-io';
 import type { RewardBatch, RewardProvider } from './reward-provider';
 
 /** Upstream's beta: the forward loss's share of the loss, the inverse loss taking the rest. */
@@ -125,25 +125,26 @@ export class CuriosityRewardProvider implements RewardProvider {
   evaluate(batch: RewardBatch): Float32Array {
     const rewards = new Float32Array(batch.count);
     if (this.adam.step === 0 || batch.count === 0) return rewards;
-    tf.tidy(() => {
-      const states = this.encodeStates(batch, false);
-      const predicted = this.predictNextState(states, batch, false);
-      const hidden = this.stateEncoder.outputSize;
-      const count = batch.count;
-      for (let f = 0; f < hidden; f++) {
-        for (let i = 0; i < count; i++) {
-          const d = states[f * 2 * count + count + i] - predicted[f * count + i];
-          rewards[i] += 0.5 * d * d;
-        }
+    const { states, predicted } = runPass(scoped(this.predictionPass(batch)));
+    const hidden = this.stateEncoder.outputSize;
+    const count = batch.count;
+    for (let f = 0; f < hidden; f++) {
+      for (let i = 0; i < count; i++) {
+        const d = states[f * 2 * count + count + i] - predicted[f * count + i];
+        rewards[i] += 0.5 * d * d;
       }
-    });
+    }
     const cap = 1 / this.strength;
     for (let i = 0; i < rewards.length; i++) rewards[i] = Math.min(rewards[i], cap);
     return rewards;
   }
 
   update(batch: RewardBatch): Record<string, number> {
-    const { forwardLoss, inverseLoss, gradient } = this.lossAndGradient(batch);
+    return runPass(this.updatePass(batch));
+  }
+
+  *updatePass(batch: RewardBatch): ReadingPass<Record<string, number>> {
+    const { forwardLoss, inverseLoss, gradient } = yield* this.lossAndGradientPass(batch);
     this.adam.apply(this.parameters, gradient, this.learningRate);
     this.version++;
     return { [STAT_KEYS.curiosityForwardLoss]: forwardLoss, [STAT_KEYS.curiosityInverseLoss]: inverseLoss };
@@ -157,55 +158,54 @@ export class CuriosityRewardProvider implements RewardProvider {
    * input, whose encoding parts sum into d loss / d [s, s'], which runs back through the encoder.
    */
   lossAndGradient(batch: RewardBatch): CuriosityLosses {
+    return runPass(this.lossAndGradientPass(batch));
+  }
+
+  /** lossAndGradient() as a reading pass. */
+  lossAndGradientPass(batch: RewardBatch): ReadingPass<CuriosityLosses> {
+    return scoped(this.gradientPass(batch));
+  }
+
+  private *gradientPass(batch: RewardBatch): ReadingPass<CuriosityLosses> {
     const count = batch.count;
     const hidden = this.stateEncoder.outputSize;
     const masks = batch.masks ?? new Float32Array(count).fill(1);
     // Means over the experiences, padding left out; a batch of padding alone gives 0 (upstream: NaN).
     const perExperience = 1 / Math.max(masks.reduce((a, b) => a + b, 0), 1);
+    const source = this.source;
+    // Forward model: 0.5 sum (s' - p)^2 per experience.
+    const { states, predicted } = yield* this.predictionPass(batch, true);
+    // d loss / d p, and the target's share of d loss / d s' (both hidden x count).
+    const predictedGradient = new Float32Array(hidden * count);
+    const targetGradient = new Float32Array(hidden * count);
+    const forwardWeight = LOSS_MULTIPLIER * FORWARD_LOSS_WEIGHT;
     let forwardLoss = 0;
-    let inverseLoss = 0;
-    tf.tidy(() => {
-      const source = this.source;
-      const states = this.encodeStates(batch, true);
-      // d loss / d states, feature-major as the states: s in columns [0, count), s' in [count, 2 count).
-      const statesGradient = new Float32Array(hidden * 2 * count);
-
-      // Forward model: 0.5 sum (s' - p)^2 per experience.
-      const predicted = this.predictNextState(states, batch, true);
-      const predictedGradient = new Float32Array(hidden * count);
-      const forwardWeight = LOSS_MULTIPLIER * FORWARD_LOSS_WEIGHT;
-      for (let f = 0; f < hidden; f++) {
-        for (let i = 0; i < count; i++) {
-          const d = states[f * 2 * count + count + i] - predicted[f * count + i];
-          const m = masks[i] * perExperience;
-          forwardLoss += 0.5 * d * d * m;
-          predictedGradient[f * count + i] = -forwardWeight * m * d;
-          statesGradient[f * 2 * count + count + i] = forwardWeight * m * d;
-        }
+    for (let f = 0; f < hidden; f++) {
+      for (let i = 0; i < count; i++) {
+        const d = states[f * 2 * count + count + i] - predicted[f * count + i];
+        const m = masks[i] * perExperience;
+        forwardLoss += 0.5 * d * d * m;
+        predictedGradient[f * count + i] = -forwardWeight * m * d;
+        targetGradient[f * count + i] = forwardWeight * m * d;
       }
+    }
 
-      // Inverse model: squared error of the continuous actions, cross-entropy of each branch.
-      const outputs = this.predictActions(states, count, true);
-      const outputsGradient = new Float32Array(outputs.length);
-      inverseLoss =
-        this.continuousActionLoss(batch, outputs, outputsGradient, masks, perExperience) +
-        this.discreteActionLoss(batch, outputs, outputsGradient, masks, perExperience);
+    // Inverse model: squared error of the continuous actions, cross-entropy of each branch.
+    const outputs = yield* this.predictActions(states, count, true);
+    const outputsGradient = new Float32Array(outputs.length);
+    const inverseLoss =
+      this.continuousActionLoss(batch, outputs, outputsGradient, masks, perExperience) +
+      this.discreteActionLoss(batch, outputs, outputsGradient, masks, perExperience);
 
-      const forwardInput = tensorValues(
-        this.forwardModel.backwardColumns(this.nextStatePrediction.backwardOutputColumns(predictedGradient, source, true)!, source, true)!,
-      );
-      const inverseInput = tensorValues(
-        this.inverseModel.backwardColumns(this.actionPrediction.backwardOutputColumns(outputsGradient, source, true)!, source, true)!,
-      );
-      // The forward model's input is [s; a], the inverse model's [s; s'], each hidden rows of count.
-      for (let f = 0; f < hidden; f++) {
-        for (let i = 0; i < count; i++) {
-          statesGradient[f * 2 * count + i] += forwardInput[f * count + i] + inverseInput[f * count + i];
-          statesGradient[f * 2 * count + count + i] += inverseInput[(hidden + f) * count + i];
-        }
-      }
-      this.stateEncoder.backwardColumns(tf.tensor2d(statesGradient, [hidden, 2 * count]), source);
-    });
+    const forwardInput = this.forwardModel.backwardColumns(this.nextStatePrediction.backwardOutputColumns(predictedGradient, source, true)!, source, true)!;
+    const inverseInput = this.inverseModel.backwardColumns(this.actionPrediction.backwardOutputColumns(outputsGradient, source, true)!, source, true)!;
+    // The forward model's input is [s; a], the inverse model's [s; s']: their s rows and s' rows
+    // sum into d loss / d states, feature-major as the states (s in the first count columns).
+    const rowsOf = (gradient: tf.Tensor2D, first: number) => tf.slice(gradient, [first, 0], [hidden, count]);
+    const byState = tf.add<tf.Tensor2D>(rowsOf(forwardInput, 0), rowsOf(inverseInput, 0));
+    const byNextState = tf.add<tf.Tensor2D>(rowsOf(inverseInput, hidden), tf.tensor2d(targetGradient, [hidden, count]));
+    this.stateEncoder.backwardColumns(tf.concat([byState, byNextState], 1), source);
+    yield* gradientsSettled();
     const loss = LOSS_MULTIPLIER * (FORWARD_LOSS_WEIGHT * forwardLoss + (1 - FORWARD_LOSS_WEIGHT) * inverseLoss);
     return { forwardLoss, inverseLoss, loss, gradient: this.gradient };
   }
@@ -228,11 +228,20 @@ export class CuriosityRewardProvider implements RewardProvider {
   }
 
   /**
+   * The encodings of s and s' (states) and the forward model's prediction of s' (hidden x count),
+   * read back; run in one scope, `keep` readying the backward passes.
+   */
+  private *predictionPass(batch: RewardBatch, keep = false): ReadingPass<{ states: Float32Array; predicted: Float32Array }> {
+    const states = yield* this.encodeStates(batch, keep);
+    return { states, predicted: yield* this.predictNextState(states, batch, keep) };
+  }
+
+  /**
    * The encodings of the states before and after each action, from one pass of the encoder over
    * both: hidden x 2 count, feature-major, s in the first count columns and s' in the others.
-   * Call inside tf.tidy; `keep` readies the encoder's backward.
+   * Run in one scope; `keep` readies the encoder's backward.
    */
-  private encodeStates(batch: RewardBatch, keep: boolean): Float32Array {
+  private *encodeStates(batch: RewardBatch, keep: boolean): ReadingPass<Float32Array> {
     const { count, nextObservations } = batch;
     if (nextObservations === undefined || nextObservations.length !== batch.observations.length) {
       throw new Error('The curiosity reward signal needs each experience\'s next observations (next_obs:i), and this batch has none.');
@@ -246,22 +255,22 @@ export class CuriosityRewardProvider implements RewardProvider {
     });
     const vectorRows = this.layout.vectorRows(observations, both);
     this.inputNormalizer?.normalizeRows(vectorRows, both);
-    return tensorValues(this.stateEncoder.forwardColumns(observations, vectorRows, both, this.source, keep));
+    return yield yield* this.stateEncoder.forwardColumns(observations, vectorRows, both, this.source, keep);
   }
 
   /** The forward model's prediction of s' (hidden x count) from s (in `states`) and the flattened actions. */
-  private predictNextState(states: Float32Array, batch: RewardBatch, keep: boolean): Float32Array {
+  private predictNextState(states: Float32Array, batch: RewardBatch, keep: boolean): ReadingPass<Float32Array> {
     const count = batch.count;
     const hidden = this.stateEncoder.outputSize;
     const input = new Float32Array((hidden + this.flatActionSize) * count);
     for (let f = 0; f < hidden; f++) input.set(states.subarray(f * 2 * count, f * 2 * count + count), f * count);
     this.flattenActions(batch, input, hidden * count);
     const features = this.forwardModel.forwardColumns(tf.tensor2d(input, [hidden + this.flatActionSize, count]), this.source, keep);
-    return runPass(this.nextStatePrediction.forwardOutputColumns(features, this.source, keep));
+    return this.nextStatePrediction.forwardOutputColumns(features, this.source, keep);
   }
 
   /** The inverse model's outputs (continuous values, then branch logits; each count wide) from [s; s']. */
-  private predictActions(states: Float32Array, count: number, keep: boolean): Float32Array {
+  private predictActions(states: Float32Array, count: number, keep: boolean): ReadingPass<Float32Array> {
     const hidden = this.stateEncoder.outputSize;
     const input = new Float32Array(2 * hidden * count);
     for (let f = 0; f < hidden; f++) {
@@ -269,7 +278,7 @@ export class CuriosityRewardProvider implements RewardProvider {
       input.set(states.subarray(f * 2 * count + count, (f + 1) * 2 * count), (hidden + f) * count);
     }
     const features = this.inverseModel.forwardColumns(tf.tensor2d(input, [2 * hidden, count]), this.source, keep);
-    return runPass(this.actionPrediction.forwardOutputColumns(features, this.source, keep));
+    return this.actionPrediction.forwardOutputColumns(features, this.source, keep);
   }
 
   /** Upstream's ActionFlattener, feature-major into `target` from `offset`: continuous values, then each branch one-hot. */

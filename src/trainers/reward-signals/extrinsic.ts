@@ -5,6 +5,7 @@
  */
 import type { RewardSignalSettings } from '../../config/settings';
 import type { CheckpointArray } from '../../networks/checkpoint-file';
+import { ReadingPass, passReadingNothing } from '../../networks/tensor-io';
 import type { RewardBatch, RewardProvider } from './reward-provider';
 
 export class ExtrinsicRewardProvider implements RewardProvider {
@@ -38,6 +39,10 @@ export class ExtrinsicRewardProvider implements RewardProvider {
 
   update(): Record<string, number> {
     return {};
+  }
+
+  updatePass(): ReadingPass<Record<string, number>> {
+    return passReadingNothing(() => ({}));
   }
 
   stateArrays(): Map<string, CheckpointArray> {

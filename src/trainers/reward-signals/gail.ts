@@ -50,7 +50,7 @@ import { Dense, linearLayer } from '../../networks/layers/dense';
 import { sequentialAllocator, type ParameterBlock, type TracedParameters, type TracedPass } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
 import { NORMALIZED_CLIP, RunningNormalizer } from '../../networks/normalizer';
-import { tensorValues } from '../../networks/tensor-io';
+import { ReadingPass, runPass, scoped, tensorValues } from '../../networks/tensor-io';
 import type { AgentBuffer } from '../buffer';
 import { loadDemonstrations } from '../demonstrations';
 import { RewardBatch, RewardProvider, rewardBatchOf } from './reward-provider';
@@ -101,6 +101,20 @@ export interface DiscriminatorLoss {
   /** With VAIL, the beta this step sets (the loss and gradient used it). */
   readonly beta: number;
 }
+
+/** VAIL's beta from a batch's KL divergence (a scalar no gradient flows through): the rule of its update, or a fixed value (tests). */
+export type BetaRule = (kl: tf.Scalar) => tf.Scalar | number;
+
+/** Upstream's step of VAIL's beta: max(beta + 0.0005 (KL - 0.5), 0). */
+export function nextBeta(beta: number, kl: tf.Scalar): tf.Scalar {
+  return tf.relu(tf.add(beta, tf.mul(BETA_STEP, tf.sub(kl, MUTUAL_INFORMATION)))) as tf.Scalar;
+}
+
+/** x forward, no gradient back (the KL divergence read by the beta rule). */
+const stopGradient = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+  const x = args[0] as tf.Tensor;
+  return { value: tf.clone(x), gradFunc: () => tf.zerosLike(x) };
+}) as (x: tf.Scalar) => tf.Scalar;
 
 /** D of a batch, the code's mean (VAIL), and d(sum of D)/d(first observation), all traced. */
 interface Estimate {
@@ -205,11 +219,16 @@ export class GailRewardProvider implements RewardProvider {
 
   /** One Adam step on the policy's minibatch against as many demonstration rows drawn at random. */
   update(batch: RewardBatch): Record<string, number> {
+    return runPass(this.updatePass(batch));
+  }
+
+  *updatePass(batch: RewardBatch): ReadingPass<Record<string, number>> {
     const count = batch.count;
     const expert = rewardBatchOf(this.demonstrations.sampleMiniBatch(count, 1, () => this.random.next()));
     // As upstream: the demonstrations feed the normalizer before the loss reads it.
     this.normalizer?.update(this.layout.vectorRows(expert.observations, count), count);
-    const result = this.discriminatorLoss(batch, expert, this.draw(count), (kl) => Math.max(this.beta + BETA_STEP * (kl - MUTUAL_INFORMATION), 0));
+    const beta = this.beta;
+    const result = yield* this.discriminatorLossPass(batch, expert, this.draw(count), (kl) => nextBeta(beta, kl));
     this.adam.apply(this.parameters, result.gradient, this.learningRate);
     this.beta = result.beta;
     return result.stats;
@@ -231,7 +250,16 @@ export class GailRewardProvider implements RewardProvider {
    * The discriminator's loss on a policy and an expert batch of the same size, its gradient and
    * statistics; changes nothing. `betaFor` gives VAIL's beta from the batch's KL divergence.
    */
-  discriminatorLoss(policy: RewardBatch, expert: RewardBatch, draws: DiscriminatorDraws, betaFor: (kl: number) => number): DiscriminatorLoss {
+  discriminatorLoss(policy: RewardBatch, expert: RewardBatch, draws: DiscriminatorDraws, betaFor: BetaRule): DiscriminatorLoss {
+    return runPass(this.discriminatorLossPass(policy, expert, draws, betaFor));
+  }
+
+  /** discriminatorLoss() as a reading pass: loss, statistics and gradient read back at once. */
+  discriminatorLossPass(policy: RewardBatch, expert: RewardBatch, draws: DiscriminatorDraws, betaFor: BetaRule): ReadingPass<DiscriminatorLoss> {
+    return scoped(this.lossPass(policy, expert, draws, betaFor));
+  }
+
+  private *lossPass(policy: RewardBatch, expert: RewardBatch, draws: DiscriminatorDraws, betaFor: BetaRule): ReadingPass<DiscriminatorLoss> {
     const count = policy.count;
     if (expert.count !== count) throw new Error(`GAIL's loss takes policy and expert batches of one size (got ${count} and ${expert.count}).`);
     const policyInput = this.inputOf(policy);
@@ -243,42 +271,47 @@ export class GailRewardProvider implements RewardProvider {
       entities: draws.mixing.entities.map((weights, e) => mix(weights, policyInput.entities[e], expertInput.entities[e])),
       rows: mix(draws.mixing.rows, policyInput.rows, expertInput.rows),
     };
-    const stats: Record<string, number> = {};
-    let beta = this.beta;
-    let loss = 0;
-    const gradient = tf.tidy(() => {
-      // One pass over the policy's, the expert's and the mixed inputs, one after another: a third
-      // of the ops of three passes, and tfjs's cost here is per op.
-      const inputs = this.inputTensors(stacked([policyInput, expertInput, mixed]), 3 * count);
-      const noise = draws.noise === null ? null : tf.tensor2d(Float32Array.from([...draws.noise.policy, ...draws.noise.expert, ...draws.noise.mixed]), [3 * count, Z_SIZE]);
-      const part = <T extends tf.Tensor>(tensor: T, k: number): T => tf.slice(tensor, k * count, count);
-      const total = (...blockTensors: tf.Tensor[]): tf.Scalar => {
-        const theta = this.traced(blockTensors);
-        const all = this.estimate(theta, inputs, noise);
-        const [policyEstimate, expertEstimate] = [part(all.estimate, 0), part(all.estimate, 1)];
-        const discriminator = tf.neg(tf.mean(tf.add(tf.log(tf.add(expertEstimate, EPSILON)), tf.log(tf.add(tf.sub(1, policyEstimate), EPSILON)))));
-        stats[GAIL_TAGS.policyEstimate] = tf.mean(policyEstimate).dataSync()[0];
-        stats[GAIL_TAGS.expertEstimate] = tf.mean(expertEstimate).dataSync()[0];
-        stats[GAIL_TAGS.loss] = discriminator.dataSync()[0];
-        let sum: tf.Scalar = discriminator as tf.Scalar;
-        if (all.mean !== null) {
-          const kl = this.klDivergence(theta, part(all.mean, 0), part(all.mean, 1));
-          stats[GAIL_TAGS.klLoss] = kl.dataSync()[0];
-          beta = betaFor(stats[GAIL_TAGS.klLoss]);
-          stats[GAIL_TAGS.beta] = beta;
-          sum = tf.add(sum, tf.mul(beta, tf.sub(kl, MUTUAL_INFORMATION)));
-        }
-        const penalty = tf.mul(GRADIENT_PENALTY_WEIGHT, this.gradientMagnitude(part(all.firstObservationGradient(), 2), mixed.rows, count));
-        stats[GAIL_TAGS.gradientPenalty] = penalty.dataSync()[0];
-        return tf.add(sum, penalty) as tf.Scalar;
-      };
-      const { value, grads } = tf.valueAndGrads(total)(this.blockTensors());
-      loss = value.dataSync()[0];
-      const flat = new Float32Array(this.parameters.length);
-      grads.forEach((grad, b) => flat.set(grad.dataSync(), this.blocks[b].offset));
-      return flat;
+    // One pass over the policy's, the expert's and the mixed inputs, one after another: a third
+    // of the ops of three passes, and tfjs's cost here is per op.
+    const inputs = this.inputTensors(stacked([policyInput, expertInput, mixed]), 3 * count);
+    const noise = draws.noise === null ? null : tf.tensor2d(Float32Array.from([...draws.noise.policy, ...draws.noise.expert, ...draws.noise.mixed]), [3 * count, Z_SIZE]);
+    const part = <T extends tf.Tensor>(tensor: T, k: number): T => tf.slice(tensor, k * count, count);
+    // The statistics stay tensors until the one read below (kept: valueAndGrads frees the rest of its pass).
+    const statTensors = new Map<string, tf.Scalar>();
+    const stat = (tag: string, value: tf.Scalar) => statTensors.set(tag, tf.keep(value));
+    const total = (...blockTensors: tf.Tensor[]): tf.Scalar => {
+      const theta = this.traced(blockTensors);
+      const all = this.estimate(theta, inputs, noise);
+      const [policyEstimate, expertEstimate] = [part(all.estimate, 0), part(all.estimate, 1)];
+      const discriminator = tf.neg(tf.mean(tf.add(tf.log(tf.add(expertEstimate, EPSILON)), tf.log(tf.add(tf.sub(1, policyEstimate), EPSILON))))) as tf.Scalar;
+      stat(GAIL_TAGS.policyEstimate, tf.mean(policyEstimate));
+      stat(GAIL_TAGS.expertEstimate, tf.mean(expertEstimate));
+      stat(GAIL_TAGS.loss, discriminator);
+      let sum = discriminator;
+      if (all.mean !== null) {
+        const kl = this.klDivergence(theta, part(all.mean, 0), part(all.mean, 1));
+        const rule = betaFor(stopGradient(kl));
+        const beta = typeof rule === 'number' ? tf.scalar(rule) : rule;
+        stat(GAIL_TAGS.klLoss, kl);
+        stat(GAIL_TAGS.beta, beta);
+        sum = tf.add(sum, tf.mul(beta, tf.sub(kl, MUTUAL_INFORMATION)));
+      }
+      const penalty = tf.mul(GRADIENT_PENALTY_WEIGHT, this.gradientMagnitude(part(all.firstObservationGradient(), 2), mixed.rows, count)) as tf.Scalar;
+      stat(GAIL_TAGS.gradientPenalty, penalty);
+      return tf.add(sum, penalty);
+    };
+    const { value, grads } = tf.valueAndGrads(total)(this.blockTensors());
+    const tags = [...statTensors.keys()];
+    const values = yield tf.concat([value, ...statTensors.values(), ...grads].map((tensor) => tf.reshape(tensor, [-1])));
+    tf.dispose([...statTensors.values()]);
+    const stats: Record<string, number> = Object.fromEntries(tags.map((tag, i) => [tag, values[1 + i]]));
+    const gradient = new Float32Array(this.parameters.length);
+    let start = 1 + tags.length;
+    grads.forEach((grad, b) => {
+      gradient.set(values.subarray(start, start + grad.size), this.blocks[b].offset);
+      start += grad.size;
     });
-    return { loss, gradient, stats, beta };
+    return { loss: values[0], gradient, stats, beta: stats[GAIL_TAGS.beta] ?? this.beta };
   }
 
   stateArrays(): Map<string, CheckpointArray> {

@@ -7,6 +7,7 @@
  */
 import type { CheckpointArray } from '../../networks/checkpoint-file';
 import type { RunningNormalizer } from '../../networks/normalizer';
+import type { ReadingPass } from '../../networks/tensor-io';
 import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from '../buffer';
 
 /** The experiences a provider reads: rows of the trajectory, update buffer or replay sample. */
@@ -49,6 +50,8 @@ export interface RewardProvider {
   evaluate(batch: RewardBatch): Float32Array;
   /** One training step on a minibatch; the statistics under upstream's tags. */
   update(batch: RewardBatch): Record<string, number>;
+  /** update() as a reading pass (tensor-io.ts): PPO's update thread runs it with runPassAsync, on WebGPU too. */
+  updatePass(batch: RewardBatch): ReadingPass<Record<string, number>>;
   /** Everything training changes (weights, optimizer state, normalizer), under names of its own. */
   stateArrays(): Map<string, CheckpointArray>;
   /** Restores stateArrays(); a missing or misshapen array throws, naming it. */

@@ -21,7 +21,7 @@ import { BodyInputLayout } from '../../networks/encoders/body-input';
 import { ParameterSource, sequentialAllocator } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
 import { RunningNormalizer } from '../../networks/normalizer';
-import { tensorValues } from '../../networks/tensor-io';
+import { ReadingPass, gradientsSettled, runPass, scoped } from '../../networks/tensor-io';
 import type { RewardBatch, RewardProvider } from './reward-provider';
 
 /** Upstream's stat tag for the predictor's loss. */
@@ -51,8 +51,8 @@ class RndNetwork {
     this.version++;
   }
 
-  /** The encoding, feature-major (hidden x count); call inside tf.tidy. With `keep`, backward() may follow. */
-  forward(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): tf.Tensor2D {
+  /** The encoding, feature-major (hidden x count), a reading pass run in one scope. With `keep`, backward() may follow. */
+  forward(observations: readonly Float32Array[], vectorRows: Float32Array, count: number, keep: boolean): ReadingPass<tf.Tensor2D> {
     return this.body.forwardColumns(observations, vectorRows, count, this.source, keep);
   }
 
@@ -93,13 +93,17 @@ export class RndRewardProvider implements RewardProvider {
   }
 
   evaluate(batch: RewardBatch): Float32Array {
-    const rewards = tf.tidy(() => this.squaredErrors(batch, false).rewards);
+    const { rewards } = runPass(scoped(this.squaredErrors(batch, false)));
     this.updateNormalization(batch);
     return rewards;
   }
 
   update(batch: RewardBatch): Record<string, number> {
-    const { loss, gradient } = this.lossAndGradient(batch);
+    return runPass(this.updatePass(batch));
+  }
+
+  *updatePass(batch: RewardBatch): ReadingPass<Record<string, number>> {
+    const { loss, gradient } = yield* this.lossAndGradientPass(batch);
     this.adam.apply(this.predictor.parameters, gradient, this.learningRate);
     this.predictor.parametersChanged();
     this.updateNormalization(batch);
@@ -108,17 +112,22 @@ export class RndRewardProvider implements RewardProvider {
 
   /** The loss on a batch and its gradient with respect to the predictor's parameters; changes nothing. */
   lossAndGradient(batch: RewardBatch): { loss: number; gradient: Float32Array } {
-    const count = batch.count;
+    return runPass(this.lossAndGradientPass(batch));
+  }
+
+  /** lossAndGradient() as a reading pass. */
+  lossAndGradientPass(batch: RewardBatch): ReadingPass<{ loss: number; gradient: Float32Array }> {
+    return scoped(this.predictorGradient(batch));
+  }
+
+  private *predictorGradient(batch: RewardBatch): ReadingPass<{ loss: number; gradient: Float32Array }> {
+    const { rewards, difference } = yield* this.squaredErrors(batch, true);
     let loss = 0;
-    tf.tidy(() => {
-      const { rewards, difference } = this.squaredErrors(batch, true);
-      for (const r of rewards) loss += r;
-      loss /= count;
-      // d mean_i sum_f (p - t)^2 / d p = 2 (p - t) / count, feature-major like the encoding.
-      const scale = 2 / count;
-      for (let i = 0; i < difference.length; i++) difference[i] *= scale;
-      this.predictor.backward(tf.tensor2d(difference, [this.predictor.body.outputSize, count]));
-    });
+    for (const r of rewards) loss += r;
+    loss /= batch.count;
+    // d mean_i sum_f (p - t)^2 / d p = 2 (p - t) / count, feature-major like the encoding.
+    this.predictor.backward(tf.mul(difference, 2 / batch.count));
+    yield* gradientsSettled();
     return { loss, gradient: this.predictor.gradient };
   }
 
@@ -142,22 +151,19 @@ export class RndRewardProvider implements RewardProvider {
 
   /**
    * Per row, sum over features of (prediction - target)^2, and prediction - target itself
-   * (feature-major, hidden x count). Call inside tf.tidy; `keep` readies the predictor's backward.
+   * (feature-major, hidden x count), read back once. Run in one scope; `keep` readies the predictor's backward.
    */
-  private squaredErrors(batch: RewardBatch, keep: boolean): { rewards: Float32Array; difference: Float32Array } {
+  private *squaredErrors(batch: RewardBatch, keep: boolean): ReadingPass<{ rewards: Float32Array; difference: tf.Tensor2D }> {
     const count = batch.count;
     const vectorRows = this.layout.vectorRows(batch.observations, count);
     this.normalizer?.normalizeRows(vectorRows, count);
-    const hidden = this.predictor.body.outputSize;
-    const target = tensorValues(this.target.forward(batch.observations, vectorRows, count, false));
-    const difference = tensorValues(this.predictor.forward(batch.observations, vectorRows, count, keep));
+    const target = yield* this.target.forward(batch.observations, vectorRows, count, false);
+    const prediction = yield* this.predictor.forward(batch.observations, vectorRows, count, keep);
+    const difference = tf.sub<tf.Tensor2D>(prediction, target);
+    const values = yield difference;
     const rewards = new Float32Array(count);
-    for (let f = 0; f < hidden; f++) {
-      for (let i = 0; i < count; i++) {
-        const d = difference[f * count + i] - target[f * count + i];
-        difference[f * count + i] = d;
-        rewards[i] += d * d;
-      }
+    for (let f = 0; f < this.predictor.body.outputSize; f++) {
+      for (let i = 0; i < count; i++) rewards[i] += values[f * count + i] * values[f * count + i];
     }
     return { rewards, difference };
   }

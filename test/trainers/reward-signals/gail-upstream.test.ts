@@ -18,7 +18,7 @@ import { memoryLogger } from '../../../src/common/logger';
 import { ActionSpec, BehaviorSpec, ObservationType } from '../../../src/env/behavior-spec';
 import { selectBackend } from '../../../src/networks/backend';
 import { blockValues, type ParameterBlock } from '../../../src/networks/layers/layer';
-import { BETA_STEP, GAIL_TAGS, GailRewardProvider, MUTUAL_INFORMATION } from '../../../src/trainers/reward-signals/gail';
+import { GAIL_TAGS, GailRewardProvider, nextBeta } from '../../../src/trainers/reward-signals/gail';
 import type { RewardBatch } from '../../../src/trainers/reward-signals/reward-provider';
 import { AgentBuffer } from '../../../src/trainers/buffer';
 import { entityObservation, network, vectorObservation, visualObservation } from '../../networks/model-fixtures';
@@ -140,7 +140,7 @@ describe("GAIL's discriminator loss against upstream's", () => {
     const noise = upstream.use_vail ? { policy: Float32Array.from(noisePolicy), expert: Float32Array.from(noiseExpert), mixed: Float32Array.from(noiseMixed) } : null;
 
     provider.beta = INITIAL_BETA;
-    const result = provider.discriminatorLoss(policy, expert, { mixing: { images, entities, rows }, noise }, (kl) => Math.max(INITIAL_BETA + BETA_STEP * (kl - MUTUAL_INFORMATION), 0));
+    const result = provider.discriminatorLoss(policy, expert, { mixing: { images, entities, rows }, noise }, (kl) => nextBeta(INITIAL_BETA, kl));
 
     expect(Object.keys(result.stats).sort()).toEqual(Object.keys(upstream.stats).sort());
     for (const [tag, value] of Object.entries(upstream.stats)) {
