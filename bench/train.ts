@@ -31,6 +31,8 @@
  *       TENNIS_CHECKPOINT_STEPS steps, all kept, same seed: Self-play/ELO at every summary, then bench/duel-eval.ts's
  *       games (DUEL_GAMES, seeded): the final checkpoint against the untrained policy (same seed, max_steps 1), the
  *       first checkpoint, the random player and the heuristic;
+ *   (l) with --visual3dball, instead of the rest: built-in Visual3DBall with config/ppo/Visual3DBall.yaml to its
+ *       max_steps (or --visual3dball-steps), never stopped early: every summary's mean reward, the last, the wall time;
  *   then SAC's tables (bench/sac.ts): updates per second at batch 128, wall time of its test cases.
  * Nothing is asserted: the numbers are printed as measured.
  * Options: --seconds 40 (per 3DBall run)  --num-envs 1,4  --threaded false,true  --backends wasm,cpu
@@ -42,6 +44,7 @@
  *          --sorter (only (i); long)  --sorter-minutes 40  --sorter-areas 8
  *          --coop poca,ppo (only (j), the runs named; long)  --coop-steps N (both runs' max_steps; the configs' 400000 by default)
  *          --selfplay (only (k); long)  --selfplay-steps N (max_steps; the config's 2000000 by default)
+ *          --visual3dball (only (l); long)  --visual3dball-steps N (max_steps; the config's 400000 by default)
  */
 import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
@@ -393,6 +396,8 @@ async function main(): Promise<void> {
       'coop-steps': { type: 'string' },
       selfplay: { type: 'boolean', default: false },
       'selfplay-steps': { type: 'string' },
+      visual3dball: { type: 'boolean', default: false },
+      'visual3dball-steps': { type: 'string' },
     },
   });
   const seconds = Number(values.seconds);
@@ -492,6 +497,17 @@ async function main(): Promise<void> {
     const title = '(k) built-in Tennis, config/ppo/Tennis.yaml (self-play), seed 1, wasm backend';
     printTable(`${title}: ${STAT_KEYS.selfPlayElo} at every summary (run wall ${wallSeconds.toFixed(0)} s)`, ['step', 'ELO'], elo);
     printTable(`${title}: the final checkpoint's games (points), bench/duel-eval.ts, seed 1`, DUEL_COLUMNS, duels);
+    return;
+  }
+
+  if (values.visual3dball) {
+    const config = path.join(ROOT, 'config', 'ppo', 'Visual3DBall.yaml');
+    const steps = values['visual3dball-steps'] === undefined ? undefined : Number(values['visual3dball-steps']);
+    printTable(
+      '(l) built-in Visual3DBall, config/ppo/Visual3DBall.yaml to its max_steps, never stopped early (seed 1, wasm backend)',
+      ['config', 'max_steps', 'run wall s', 'first summary mean >= 80', 'last summary mean', 'every summary mean (one per summary_freq: 20000 steps)'],
+      [await trainToThreshold(config, 'Visual3DBall', 'Visual3DBall', 80, steps, undefined, { envArgs: [], fullBudget: true })],
+    );
     return;
   }
 

@@ -215,7 +215,8 @@ function combineWithMapping(planes: Float32Array[], mapping: readonly number[], 
   mapping.forEach((target, i) => {
     if (target >= 0) groups[target].push(planes[i]);
   });
-  return groups.map((group) => meanOfPlanes(group, pixels));
+  // A channel fed by one PNG channel is that plane as it is (its mean would only copy it).
+  return groups.map((group) => (group.length === 1 ? group[0] : meanOfPlanes(group, pixels)));
 }
 
 /**

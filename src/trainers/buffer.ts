@@ -63,6 +63,11 @@ export function nextObservationKey(index: number): string {
   return `${ObservationKeyPrefix.NEXT_OBSERVATION}:${index}`;
 }
 
+/** Whether `key` is one of the nextObservationKey()s. */
+export function isNextObservationKey(key: string): boolean {
+  return key.startsWith(`${ObservationKeyPrefix.NEXT_OBSERVATION}:`);
+}
+
 /** Observation `index` of each groupmate, slot after slot (upstream's GroupObsUtil.get_name_at). */
 export function groupObservationKey(index: number): string {
   return `${ObservationKeyPrefix.GROUP_OBSERVATION}:${index}`;
@@ -100,7 +105,7 @@ export class BufferColumn {
   }
 
   /** A column whose rows are `rowCount` rows of `width` values of `data`, shared, not copied. */
-  private static view(key: string, data: Float32Array, width: number, rowCount: number): BufferColumn {
+  static view(key: string, data: Float32Array, width: number, rowCount: number): BufferColumn {
     const column = new BufferColumn(key);
     column.data = data;
     column.rowWidth = width;
@@ -285,6 +290,14 @@ export class AgentBuffer {
 
   has(key: string): boolean {
     return this.columns.has(key);
+  }
+
+  /** Makes `data` (whole rows of `width` values) the column under `key`, itself, not a copy. */
+  adopt(key: string, data: Float32Array, width: number): void {
+    if (width < 1 || data.length % width !== 0) {
+      throw new BufferException(`Column ${key}: ${data.length} values do not make whole rows of ${width}.`);
+    }
+    this.columns.set(key, BufferColumn.view(key, data, width, data.length / width));
   }
 
   /** The keys, in the order their columns were created. */

@@ -159,6 +159,17 @@ describe('AgentBuffer', () => {
     expect(update.makeMiniBatch(8, 99).numExperiences).toBe(2);
   });
 
+  it('adopts whole rows as a column on their own memory, and refuses a partial row naming the column', () => {
+    const buffer = new AgentBuffer();
+    const data = Float32Array.from([1, 2, 3, 4, 5, 6]);
+    buffer.adopt('obs:0', data, 3);
+    expect(buffer.numExperiences).toBe(2);
+    expect(Array.from(buffer.get('obs:0').row(1))).toEqual([4, 5, 6]);
+    data[0] = -1;
+    expect(buffer.get('obs:0').row(0)[0]).toBe(-1);
+    expect(() => buffer.adopt('obs:1', data, 4)).toThrow('Column obs:1: 6 values do not make whole rows of 4.');
+  });
+
   it('samples whole sequences with replacement', () => {
     const update = new AgentBuffer();
     fakeBuffer(1).resequenceAndAppend(update, { trainingLength: 2 });

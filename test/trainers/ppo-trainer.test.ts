@@ -11,7 +11,7 @@ import { selectBackend } from '../../src/networks/backend';
 import { StatsRegistry, StatsSummary } from '../../src/stats';
 import { gae } from '../../src/trainers/advantages';
 import { AgentManagerQueue } from '../../src/trainers/agent-manager-queue';
-import { AgentBuffer, BufferKey, RewardSignalKeys } from '../../src/trainers/buffer';
+import { AgentBuffer, BufferKey, RewardSignalKeys, nextObservationKey, observationKey } from '../../src/trainers/buffer';
 import { PpoTrainer, PpoTrainerSettings } from '../../src/trainers/ppo/trainer';
 import { ModelPolicy } from '../../src/trainers/rl-trainer-base';
 import { Trajectory } from '../../src/trainers/trajectory';
@@ -94,6 +94,20 @@ describe('PpoTrainer: processing a trajectory (upstream _process_trajectory)', (
     expect(Array.from(buffer.get(BufferKey.ADVANTAGES).rows)).toEqual(Array.from(expected.advantages));
     expect(trainer.step).toBe(4);
     expect(trainer.episodeRewards).toEqual(end === 'cut' ? [] : [Math.fround(0.1) + Math.fround(-0.2) + Math.fround(0.3) + 1]);
+  });
+
+  it.each([
+    ['extrinsic only: no next observations (nothing reads them)', '', false],
+    ['with curiosity, which trains on them: the next observations too', '      curiosity: {strength: 0.1, gamma: 0.9}\n', true],
+  ])('keeps in the update buffer: %s', (_name, curiosity, kept) => {
+    const signals = `    reward_signals:\n      extrinsic: {strength: 1.0, gamma: 0.99}\n${curiosity}`;
+    const trainer = new PpoTrainer({ behaviorName: 'B', spec: SPEC, settings: settings(signals), stats: recordingStats().reporter, seed: 1 });
+    trainer.processTrajectory(trajectory(trainer, [0.1, -0.2, 0.3], 'cut'));
+    expect(trainer.updateBuffer.has(nextObservationKey(0))).toBe(kept);
+    expect(Array.from(trainer.updateBuffer.get(observationKey(0)).rows)).toEqual(Array.from({ length: 6 }, (_, i) => Math.fround(Math.sin(i))));
+    // Each step's next observation: the following step's, then the trajectory's nextObs.
+    const following = [Math.sin(2), Math.sin(3), Math.sin(4), Math.sin(5), 0.5, -0.5].map(Math.fround);
+    if (kept) expect(Array.from(trainer.updateBuffer.get(nextObservationKey(0)).rows)).toEqual(following);
   });
 
   it('sums an episode\'s reward over the trajectories it was cut into', () => {

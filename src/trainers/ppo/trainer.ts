@@ -18,7 +18,7 @@ import { ModelPolicy, RlTrainerOptions, meanOf } from '../rl-trainer-base';
 import { OnPolicyTrainer } from '../on-policy-trainer';
 import { gae } from '../advantages';
 import { CriticMemories } from '../critic-memories';
-import { BufferKey, RewardSignalKeys } from '../buffer';
+import { AgentBuffer, BufferKey, RewardSignalKeys, isNextObservationKey } from '../buffer';
 import { Trajectory } from '../trajectory';
 import { PpoOptimizer } from './optimizer';
 import { rewardBatchOf } from '../reward-signals/reward-provider';
@@ -122,11 +122,21 @@ export class PpoTrainer extends OnPolicyTrainer<PpoTrainerSettings, UpdateReques
     buffer.get(BufferKey.ADVANTAGES).set(advantages, 1);
     buffer.get(BufferKey.DISCOUNTED_RETURNS).set(returns, 1);
     // With memory, as whole sequences, the last one padded (upstream's _append_to_update_buffer).
-    if (this.shouldStillTrain) buffer.resequenceAndAppend(this.updateBuffer, { trainingLength: this.sequenceLength });
+    if (this.shouldStillTrain) buffer.resequenceAndAppend(this.updateBuffer, { keys: this.updateKeys(buffer), trainingLength: this.sequenceLength });
     if (trajectory.doneReached) this.bookkeeping.endEpisode(trajectory.agentId);
 
     this.bookkeeping.stepsProcessed(this.step, n, this.shouldStillTrain, this.trainModel);
     this.step += n;
+  }
+
+  /**
+   * The columns an update reads: all but the next observations, unless a reward signal trains on
+   * them. Upstream keeps them regardless; leaving them out changes nothing PPO computes.
+   */
+  private updateKeys(buffer: AgentBuffer): string[] {
+    const keys = buffer.keys();
+    if ([...this.optimizer.rewardProviders.values()].some((provider) => provider.readsNextObservations === true)) return keys;
+    return keys.filter((key) => !isNextObservationKey(key));
   }
 
   /** Training sequences' length: sequence_length with memory, else 1. */

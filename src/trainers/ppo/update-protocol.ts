@@ -159,9 +159,9 @@ export function packColumns(buffer: AgentBuffer): { columns: PackedColumn[]; tra
   return { columns, transfer: columns.map((c) => c.data.buffer as ArrayBuffer) };
 }
 
-/** The buffer the packed columns came from. */
+/** The buffer the packed columns came from, on their memory (moved to this thread, so not copied). */
 export function unpackColumns(columns: readonly PackedColumn[]): AgentBuffer {
   const buffer = new AgentBuffer();
-  for (const { key, width, data } of columns) buffer.get(key).set(data, width);
+  for (const { key, width, data } of columns) buffer.adopt(key, data, width);
   return buffer;
 }

@@ -63,6 +63,7 @@ export class CuriosityRewardProvider implements RewardProvider {
   readonly strength: number;
   readonly ignoreDone = true;
   readonly trains = true;
+  readonly readsNextObservations = true;
   /** Every weight of the four parts below, in one vector of these blocks. */
   readonly parameters: Float32Array;
   readonly blocks: readonly ParameterBlock[];

@@ -42,6 +42,11 @@ export interface RewardProvider {
   /** Whether update() trains anything (the extrinsic signal does not). */
   readonly trains: boolean;
   /**
+   * Whether update() reads nextObservations (curiosity's forward model does). Without such a
+   * signal PPO keeps no next observations in its update buffer: for a camera they are half of it.
+   */
+  readonly readsNextObservations?: boolean;
+  /**
    * The observation normalizer that its passes feed (RND's: evaluate() and update() alike), if
    * any. PPO's threaded updates merge what each thread's passes added (../ppo/update-protocol.ts).
    */
