@@ -13,7 +13,8 @@
  * The camera is our own small renderer, framed as upstream's agentCam: an orthographic view from
  * above, centered on the grid, whose height spans exactly the grid's rows (orthographic size
  * gridSize / 2); with upstream's 84x64 image the east and west walls show at the sides. The top
- * of the image is +z (up), its right side +x (right).
+ * of the image is +z (up), its right side +x (right). As the agentCam renders without
+ * anti-aliasing, each pixel takes the color of the surface under its center.
  */
 import { Academy } from '../sdk/academy';
 import { ActionBuffers, ActionMask, Agent, BehaviorParameters, ObservationWriter } from '../sdk/agent';
@@ -54,17 +55,50 @@ export const GOAL_SENSOR_NAME = 'VectorSensor';
 const GOAL_SIGNAL = 1;
 
 /**
- * The palette, in 0..255 so that colors survive the PNG's 8 bits exactly. The outside is the
- * agentCam's background color; agent, "+" and "x" are blue, green and red as in the scene.
+ * The scene's light, as GridWorld.unity has it and as its top faces (all the camera sees) receive
+ * it: Unity's Standard shader in the project's gamma color space, a flat ambient of 0.8, the
+ * shared Directional_Light (intensity 0.7, color (1, 0.9957, 0.984)) 40 degrees above the
+ * horizon, specular highlights and glossy reflections off.
+ */
+const AMBIENT = 0.8;
+const LIGHT = [1, 0.9957, 0.984] as const;
+const LIGHT_ON_TOP_FACES = 0.7 * Math.sin((40 * Math.PI) / 180);
+/** The Standard shader's dielectric reflectance in gamma space; diffuse light gets the rest. */
+const DIELECTRIC_SPECULAR = 0.220916301;
+/** The scene's indirect specular color, scaled by the shader's surface reduction at smoothness 0.5. */
+const INDIRECT_SPECULAR = [0.4497, 0.4998, 0.5756].map((c) => c * (1 - 0.28 * 0.25 * 0.5));
+
+type Rgb = readonly [number, number, number];
+
+/**
+ * An opaque material's color seen from straight above, in 0..255 (so that it survives the PNG's 8
+ * bits exactly): lit albedo, the dielectric's reflection of the surroundings, emission, clamped.
+ */
+export function litColor(albedo: Rgb, emission: Rgb = [0, 0, 0]): Rgb {
+  const channel = (c: number) => {
+    const diffuse = albedo[c] * (1 - DIELECTRIC_SPECULAR) * (AMBIENT + LIGHT[c] * LIGHT_ON_TOP_FACES);
+    const lit = diffuse + DIELECTRIC_SPECULAR * INDIRECT_SPECULAR[c] + emission[c];
+    return Math.round(255 * Math.min(1, lit));
+  };
+  return [channel(0), channel(1), channel(2)];
+}
+
+/**
+ * The palette. Agent, "+" and "x" are the scene's materials lit as above: AgentBlue (albedo
+ * 0.129, 0.588, 0.953), Green (albedo 0.509 gray, emission 0.375, 0.830, 0: a pale lime) and Red
+ * (albedo 0.745, 0.227, 0.153); the walls are GrayMiddle (albedo 0.392 gray). The floor's
+ * material (guid acba6bf2...) is not among the published ones we could read: a light gray of our
+ * choosing, lit the same way. The outside, never in view at upstream's sizes, is the agentCam's
+ * background color.
  */
 export const PALETTE = {
   outside: [49, 77, 121],
-  wall: [128, 128, 128],
-  floor: [230, 230, 230],
-  agent: [40, 90, 235],
-  greenPlus: [30, 170, 60],
-  redEx: [215, 35, 35],
-} as const satisfies Record<string, readonly [number, number, number]>;
+  wall: litColor([0.39215687, 0.39215687, 0.39215687]),
+  floor: litColor([0.85, 0.85, 0.85]),
+  agent: litColor([0.12941177, 0.5882353, 0.9529412]),
+  greenPlus: litColor([0.509434, 0.509434, 0.509434], [0.3752265, 0.8301887, 0]),
+  redEx: litColor([0.74509805, 0.22745098, 0.15294118]),
+} as const satisfies Record<string, Rgb>;
 
 export function gridWorldBehavior(imageWidth = DEFAULT_IMAGE_WIDTH, imageHeight = DEFAULT_IMAGE_HEIGHT): BehaviorParameters {
   return {
@@ -222,18 +256,27 @@ export function cameraFrame(gridSize: number, width: number, height: number): Ca
 type Sprite = 'agent' | 'greenPlus' | 'redEx';
 const SPRITES: readonly Sprite[] = ['agent', 'greenPlus', 'redEx'];
 
-/** Whether the point (u, v) of a cell, both in [-0.5, 0.5) from its center, is inside a sprite. */
+/**
+ * Whether the point (u, v) of a cell, both in [-0.5, 0.5) from its center, is inside a sprite, as
+ * the prefabs build them from unit cubes: the agent's visible top is a square ring of four bars
+ * 0.2 wide along the cell's edges (the floor shows through its middle; the goal-colored parts
+ * below it are hidden from above); the "+" is two bars 1 long and 0.2 wide, edge to edge; the
+ * "x" is two such bars turned 45 degrees, so its arms stop short of the cell's corners.
+ */
 function spriteCovers(sprite: Sprite, u: number, v: number): boolean {
   const au = Math.abs(u);
   const av = Math.abs(v);
   switch (sprite) {
     case 'agent':
-      return au <= 0.42 && av <= 0.42;
+      return Math.max(au, av) >= 0.3;
     case 'greenPlus':
-      return (au <= 0.14 && av <= 0.42) || (av <= 0.14 && au <= 0.42);
-    case 'redEx':
-      // Two diagonal bars 0.28 wide (|u - v| / sqrt 2 <= 0.14).
-      return au <= 0.38 && av <= 0.38 && (Math.abs(u - v) <= 0.2 || Math.abs(u + v) <= 0.2);
+      return au <= 0.1 || av <= 0.1;
+    case 'redEx': {
+      // Along and across each diagonal bar.
+      const first = Math.abs(u + v) / Math.SQRT2;
+      const second = Math.abs(u - v) / Math.SQRT2;
+      return (second <= 0.1 && first <= 0.5) || (first <= 0.1 && second <= 0.5);
+    }
   }
 }
 
@@ -281,7 +324,7 @@ export class GridRenderer {
     for (const goal of area.goals) {
       this.paintSprite(out, goal.kind === GridGoal.GreenPlus ? 'greenPlus' : 'redEx', goal.x, goal.z);
     }
-    // The agent last: standing on a goal at its episode's end, it hides it, as its cube does.
+    // The agent last: standing on a goal at its episode's end, its ring covers the goal's ends.
     this.paintSprite(out, 'agent', area.agentX, area.agentZ);
   }
 
