@@ -104,8 +104,8 @@ function sceneOf(agent: GridAgent): Scene {
 
 /**
  * Reads the scene back from an image: the agent is a blue ring along its cell's edges (read 0.4
- * left of the center, on the ring), the goals cover their cells' centers, where the agent's cell
- * shows the floor through its ring.
+ * left of the center, on the ring), the goals cover their cells' centers; the other centers show
+ * the floor, lit or in a shadow (the agent's own, through its ring, always in shadow).
  */
 function sceneFromImage(image: Float32Array, gridSize: number, width = WIDTH, height = HEIGHT): Omit<Scene, 'wanted'> {
   let agent: { x: number; z: number } | undefined;
@@ -119,10 +119,10 @@ function sceneFromImage(image: Float32Array, gridSize: number, width = WIDTH, he
       const center = colorOver(x, z, 0);
       if (colorOver(x, z, -0.4) === PALETTE.agent.join(',')) {
         agent = { x, z };
-        expect(center).toBe(PALETTE.floor.join(','));
+        expect(center).toBe(PALETTE.floorInShadow.join(','));
       } else if (center === PALETTE.greenPlus.join(',')) goals.push({ kind: GridGoal.GreenPlus, x, z });
       else if (center === PALETTE.redEx.join(',')) goals.push({ kind: GridGoal.RedEx, x, z });
-      else expect(center).toBe(PALETTE.floor.join(','));
+      else expect([PALETTE.floor.join(','), PALETTE.floorInShadow.join(',')]).toContain(center);
     }
   }
   if (agent === undefined) throw new Error('no agent in the image');
@@ -607,12 +607,14 @@ describe('GridWorld in process', () => {
     expect(ex.row).toBeGreaterThan(plus.row);
   });
 
-  it('draws the prefabs\' shapes in their materials\' colors under the scene\'s light', () => {
+  it('draws the prefabs\' shapes in their materials\' colors, and their shadows toward -x, +z', () => {
     // AgentBlue, Green (its emission makes it a pale lime), Red and GrayMiddle, lit from above.
     expect(PALETTE.agent).toEqual([57, 173, 255]);
     expect(PALETTE.greenPlus).toEqual([247, 255, 157]);
     expect(PALETTE.redEx).toEqual([209, 84, 69]);
     expect(PALETTE.wall).toEqual([122, 124, 128]);
+    // The floor where the shadows (strength 0.8) hold back the light's direct share.
+    expect(PALETTE.floorInShadow).toEqual([175, 177, 181]);
     const image = new Float32Array(3 * WIDTH * HEIGHT);
     agentAt(1, 1).collectObservations(0, new ObservationWriter(image));
     const colorsAt = (x: number, z: number, points: number[][]) =>
@@ -621,21 +623,25 @@ describe('GridWorld in process', () => {
         return colorAt(image, row, col);
       });
     const all = (color: Rgb, count: number) => Array.from({ length: count }, () => [...color]);
-    // The agent (1, 1): a ring 0.2 wide along its cell's edges, the floor showing through its middle.
+    // The agent (1, 1): a ring 0.2 wide along its cell's edges; its middle, the floor, in its shadow,
+    // which reaches the next cell up-left (0, 2) and leaves the one down-right (2, 0) lit.
     const ring = [[-0.42, 0], [0.42, 0], [0, -0.42], [0, 0.42], [0.42, 0.42]];
     const hole = [[0, 0], [0.2, 0], [-0.2, 0.2]];
     expect(colorsAt(1, 1, ring)).toEqual(all(PALETTE.agent, ring.length));
-    expect(colorsAt(1, 1, hole)).toEqual(all(PALETTE.floor, hole.length));
-    // The "+" (4, 4): two bars 0.2 wide from edge to edge of its cell.
+    expect(colorsAt(1, 1, hole)).toEqual(all(PALETTE.floorInShadow, hole.length));
+    expect(colorsAt(0, 2, [[0, 0]])).toEqual([[...PALETTE.floorInShadow]]);
+    expect(colorsAt(2, 0, [[0, 0]])).toEqual([[...PALETTE.floor]]);
+    // The "+" (4, 4): two bars 0.2 wide from edge to edge of its cell, shading the floor up-left
+    // of its bars, not down-right.
     const plus = [[0, 0], [0.45, 0], [-0.45, 0], [0, 0.45], [0, -0.45], [0.3, 0]];
-    const besidePlus = [[0.2, 0.2], [-0.3, 0.3], [0.45, 0.2]];
     expect(colorsAt(4, 4, plus)).toEqual(all(PALETTE.greenPlus, plus.length));
-    expect(colorsAt(4, 4, besidePlus)).toEqual(all(PALETTE.floor, besidePlus.length));
+    expect(colorsAt(4, 4, [[0.2, 0.2], [-0.3, 0.3]])).toEqual(all(PALETTE.floorInShadow, 2));
+    expect(colorsAt(4, 4, [[0.3, -0.3], [0.45, -0.2]])).toEqual(all(PALETTE.floor, 2));
     // The "x" (4, 3): the same bars turned 45 degrees, their ends short of the cell's corners.
     const ex = [[0, 0], [0.3, 0.3], [-0.3, 0.3], [0.3, -0.3], [-0.3, -0.3]];
-    const besideEx = [[0.45, 0], [0, 0.3], [0.45, 0.45], [-0.45, -0.45]];
     expect(colorsAt(4, 3, ex)).toEqual(all(PALETTE.redEx, ex.length));
-    expect(colorsAt(4, 3, besideEx)).toEqual(all(PALETTE.floor, besideEx.length));
+    expect(colorsAt(4, 3, [[-0.3, 0], [0, 0.3]])).toEqual(all(PALETTE.floorInShadow, 2));
+    expect(colorsAt(4, 3, [[0.45, 0], [0.45, 0.45], [-0.45, -0.45], [0.2, -0.45]])).toEqual(all(PALETTE.floor, 4));
   });
 
   it('rejects options and parameters it cannot honour, with clear messages', () => {
