@@ -90,7 +90,7 @@ const FLOOR_ALBEDO: Rgb = [0.85, 0.85, 0.85];
  * bits exactly): lit albedo, the dielectric's reflection of the surroundings, emission, clamped.
  * `directLight` is the share of the light's direct light that reaches the surface (less in shadow).
  */
-export function litColor(albedo: Rgb, emission: Rgb = [0, 0, 0], directLight = 1): Rgb {
+function litColor(albedo: Rgb, emission: Rgb = [0, 0, 0], directLight = 1): Rgb {
   const channel = (c: number) => {
     const diffuse = albedo[c] * (1 - DIELECTRIC_SPECULAR) * (AMBIENT + directLight * LIGHT[c] * LIGHT_ON_TOP_FACES);
     const lit = diffuse + DIELECTRIC_SPECULAR * INDIRECT_SPECULAR[c] + emission[c];
