@@ -51,13 +51,21 @@ afterEach(closeOpenedEnvironments);
 // The test's own view of the world, written apart from the environment's code
 
 /**
- * The pixel at the center of cell (x, z): the camera looks straight down, centered on the grid,
- * its view exactly `gridSize` cells high (upstream's orthographic size gridSize / 2); +z is up.
+ * The pixel over the point (x + u, z + v) of the grid, (u, v) from the center of cell (x, z): the
+ * camera looks straight down, centered on the grid, its view exactly `gridSize` cells high
+ * (upstream's orthographic size gridSize / 2); +z is up.
  */
-function centerPixel(gridSize: number, x: number, z: number, width = WIDTH, height = HEIGHT) {
+function pixelAt(gridSize: number, x: number, z: number, u = 0, v = 0, width = WIDTH, height = HEIGHT) {
   const pixelsPerCell = Math.min(width, height) / gridSize;
   const middle = (gridSize - 1) / 2;
-  return { row: Math.floor(height / 2 - (z - middle) * pixelsPerCell), col: Math.floor(width / 2 + (x - middle) * pixelsPerCell) };
+  return {
+    row: Math.floor(height / 2 - (z + v - middle) * pixelsPerCell),
+    col: Math.floor(width / 2 + (x + u - middle) * pixelsPerCell),
+  };
+}
+
+function centerPixel(gridSize: number, x: number, z: number, width = WIDTH, height = HEIGHT) {
+  return pixelAt(gridSize, x, z, 0, 0, width, height);
 }
 
 /** Where two arrays first differ, -1 if nowhere (jest's deep equality is slow on big typed arrays). */
@@ -94,18 +102,27 @@ function sceneOf(agent: GridAgent): Scene {
   };
 }
 
-/** Reads the scene back from an image: what color sits at each cell's center. */
+/**
+ * Reads the scene back from an image: the agent is a blue ring along its cell's edges (read 0.4
+ * left of the center, on the ring), the goals cover their cells' centers; the other centers show
+ * the floor, lit or in a shadow (the agent's own, through its ring, always in shadow).
+ */
 function sceneFromImage(image: Float32Array, gridSize: number, width = WIDTH, height = HEIGHT): Omit<Scene, 'wanted'> {
   let agent: { x: number; z: number } | undefined;
   const goals: Scene['goals'] = [];
+  const colorOver = (x: number, z: number, u: number) => {
+    const { row, col } = pixelAt(gridSize, x, z, u, 0, width, height);
+    return colorAt(image, row, col, width, height).join(',');
+  };
   for (let x = 0; x < gridSize; x++) {
     for (let z = 0; z < gridSize; z++) {
-      const { row, col } = centerPixel(gridSize, x, z, width, height);
-      const color = colorAt(image, row, col, width, height).join(',');
-      if (color === PALETTE.agent.join(',')) agent = { x, z };
-      else if (color === PALETTE.greenPlus.join(',')) goals.push({ kind: GridGoal.GreenPlus, x, z });
-      else if (color === PALETTE.redEx.join(',')) goals.push({ kind: GridGoal.RedEx, x, z });
-      else expect(color).toBe(PALETTE.floor.join(','));
+      const center = colorOver(x, z, 0);
+      if (colorOver(x, z, -0.4) === PALETTE.agent.join(',')) {
+        agent = { x, z };
+        expect(center).toBe(PALETTE.floorInShadow.join(','));
+      } else if (center === PALETTE.greenPlus.join(',')) goals.push({ kind: GridGoal.GreenPlus, x, z });
+      else if (center === PALETTE.redEx.join(',')) goals.push({ kind: GridGoal.RedEx, x, z });
+      else expect([PALETTE.floor.join(','), PALETTE.floorInShadow.join(',')]).toContain(center);
     }
   }
   if (agent === undefined) throw new Error('no agent in the image');
@@ -304,7 +321,7 @@ describe('GridWorld over gRPC', () => {
         const scene = sceneOf(agent);
         const image = decision.observation(0, row);
 
-        // Colors at the cells' centers: the agent, each goal in its color, floor elsewhere.
+        // The agent's ring and the goals' colors where the environment put them, floor elsewhere.
         expect(sceneFromImage(image, 5)).toEqual({ gridSize: 5, agent: scene.agent, goals: scene.goals });
         // The east and west walls frame the 84x64 view.
         expect(colorAt(image, HEIGHT / 2, 0)).toEqual([...PALETTE.wall]);
@@ -588,6 +605,43 @@ describe('GridWorld in process', () => {
     const ex = centerPixel(5, 4, 3);
     expect(colorAt(image, ex.row, ex.col)).toEqual([...COLOR_OF_GOAL[GridGoal.RedEx]]);
     expect(ex.row).toBeGreaterThan(plus.row);
+  });
+
+  it('draws the prefabs\' shapes in their materials\' colors, and their shadows toward -x, +z', () => {
+    // AgentBlue, Green (its emission makes it a pale lime), Red and GrayMiddle, lit from above.
+    expect(PALETTE.agent).toEqual([57, 173, 255]);
+    expect(PALETTE.greenPlus).toEqual([247, 255, 157]);
+    expect(PALETTE.redEx).toEqual([209, 84, 69]);
+    expect(PALETTE.wall).toEqual([122, 124, 128]);
+    // The floor where the shadows (strength 0.8) hold back the light's direct share.
+    expect(PALETTE.floorInShadow).toEqual([175, 177, 181]);
+    const image = new Float32Array(3 * WIDTH * HEIGHT);
+    agentAt(1, 1).collectObservations(0, new ObservationWriter(image));
+    const colorsAt = (x: number, z: number, points: number[][]) =>
+      points.map(([u, v]) => {
+        const { row, col } = pixelAt(5, x, z, u, v);
+        return colorAt(image, row, col);
+      });
+    const all = (color: Rgb, count: number) => Array.from({ length: count }, () => [...color]);
+    // The agent (1, 1): a ring 0.2 wide along its cell's edges; its middle, the floor, in its shadow,
+    // which reaches the next cell up-left (0, 2) and leaves the one down-right (2, 0) lit.
+    const ring = [[-0.42, 0], [0.42, 0], [0, -0.42], [0, 0.42], [0.42, 0.42]];
+    const hole = [[0, 0], [0.2, 0], [-0.2, 0.2]];
+    expect(colorsAt(1, 1, ring)).toEqual(all(PALETTE.agent, ring.length));
+    expect(colorsAt(1, 1, hole)).toEqual(all(PALETTE.floorInShadow, hole.length));
+    expect(colorsAt(0, 2, [[0, 0]])).toEqual([[...PALETTE.floorInShadow]]);
+    expect(colorsAt(2, 0, [[0, 0]])).toEqual([[...PALETTE.floor]]);
+    // The "+" (4, 4): two bars 0.2 wide from edge to edge of its cell, shading the floor up-left
+    // of its bars, not down-right.
+    const plus = [[0, 0], [0.45, 0], [-0.45, 0], [0, 0.45], [0, -0.45], [0.3, 0]];
+    expect(colorsAt(4, 4, plus)).toEqual(all(PALETTE.greenPlus, plus.length));
+    expect(colorsAt(4, 4, [[0.2, 0.2], [-0.3, 0.3]])).toEqual(all(PALETTE.floorInShadow, 2));
+    expect(colorsAt(4, 4, [[0.3, -0.3], [0.45, -0.2]])).toEqual(all(PALETTE.floor, 2));
+    // The "x" (4, 3): the same bars turned 45 degrees, their ends short of the cell's corners.
+    const ex = [[0, 0], [0.3, 0.3], [-0.3, 0.3], [0.3, -0.3], [-0.3, -0.3]];
+    expect(colorsAt(4, 3, ex)).toEqual(all(PALETTE.redEx, ex.length));
+    expect(colorsAt(4, 3, [[-0.3, 0], [0, 0.3]])).toEqual(all(PALETTE.floorInShadow, 2));
+    expect(colorsAt(4, 3, [[0.45, 0], [0.45, 0.45], [-0.45, -0.45], [0.2, -0.45]])).toEqual(all(PALETTE.floor, 4));
   });
 
   it('rejects options and parameters it cannot honour, with clear messages', () => {

@@ -13,7 +13,8 @@
  * The camera is our own small renderer, framed as upstream's agentCam: an orthographic view from
  * above, centered on the grid, whose height spans exactly the grid's rows (orthographic size
  * gridSize / 2); with upstream's 84x64 image the east and west walls show at the sides. The top
- * of the image is +z (up), its right side +x (right).
+ * of the image is +z (up), its right side +x (right). As the agentCam renders without
+ * anti-aliasing, each pixel takes the color of the surface under its center.
  */
 import { Academy } from '../sdk/academy';
 import { ActionBuffers, ActionMask, Agent, BehaviorParameters, ObservationWriter } from '../sdk/agent';
@@ -54,17 +55,67 @@ export const GOAL_SENSOR_NAME = 'VectorSensor';
 const GOAL_SIGNAL = 1;
 
 /**
- * The palette, in 0..255 so that colors survive the PNG's 8 bits exactly. The outside is the
- * agentCam's background color; agent, "+" and "x" are blue, green and red as in the scene.
+ * The scene's light, as GridWorld.unity has it and as its top faces (all the camera sees) receive
+ * it: Unity's Standard shader in the project's gamma color space, a flat ambient of 0.8, the
+ * shared Directional_Light (intensity 0.7, color (1, 0.9957, 0.984)) 40 degrees above the
+ * horizon, specular highlights and glossy reflections off.
+ */
+const AMBIENT = 0.8;
+const LIGHT = [1, 0.9957, 0.984] as const;
+const LIGHT_ELEVATION = (40 * Math.PI) / 180;
+const LIGHT_ON_TOP_FACES = 0.7 * Math.sin(LIGHT_ELEVATION);
+/** The light's shadows hold back this much of its direct light. */
+const SHADOW_STRENGTH = 0.8;
+/** Goals and the agent rise this high above the floor (their tops 0.25, the floor -0.5). */
+const CASTER_HEIGHT = 0.75;
+/**
+ * The light shines from +x, -z (its yaw -45 degrees), so shadows fall toward -x, +z: a floor point
+ * is in shadow when something stands over the segment from it toward the light, up to this far
+ * along each axis (the casters' height over the tangent of the elevation, split over x and z).
+ */
+const SHADOW_REACH = CASTER_HEIGHT / Math.tan(LIGHT_ELEVATION) / Math.SQRT2;
+/** Points tested along that segment: spacing well under a pixel at any image size we accept. */
+const SHADOW_SAMPLES = 64;
+/** The Standard shader's dielectric reflectance in gamma space; diffuse light gets the rest. */
+const DIELECTRIC_SPECULAR = 0.220916301;
+/** The scene's indirect specular color, scaled by the shader's surface reduction at smoothness 0.5. */
+const INDIRECT_SPECULAR = [0.4497, 0.4998, 0.5756].map((c) => c * (1 - 0.28 * 0.25 * 0.5));
+
+type Rgb = readonly [number, number, number];
+
+const FLOOR_ALBEDO: Rgb = [0.85, 0.85, 0.85];
+
+/**
+ * An opaque material's color seen from straight above, in 0..255 (so that it survives the PNG's 8
+ * bits exactly): lit albedo, the dielectric's reflection of the surroundings, emission, clamped.
+ * `directLight` is the share of the light's direct light that reaches the surface (less in shadow).
+ */
+function litColor(albedo: Rgb, emission: Rgb = [0, 0, 0], directLight = 1): Rgb {
+  const channel = (c: number) => {
+    const diffuse = albedo[c] * (1 - DIELECTRIC_SPECULAR) * (AMBIENT + directLight * LIGHT[c] * LIGHT_ON_TOP_FACES);
+    const lit = diffuse + DIELECTRIC_SPECULAR * INDIRECT_SPECULAR[c] + emission[c];
+    return Math.round(255 * Math.min(1, lit));
+  };
+  return [channel(0), channel(1), channel(2)];
+}
+
+/**
+ * The palette. Agent, "+" and "x" are the scene's materials lit as above: AgentBlue (albedo
+ * 0.129, 0.588, 0.953), Green (albedo 0.509 gray, emission 0.375, 0.830, 0: a pale lime) and Red
+ * (albedo 0.745, 0.227, 0.153); the walls are GrayMiddle (albedo 0.392 gray). The floor's
+ * material (guid acba6bf2...) is not among the published ones we could read: a light gray of our
+ * choosing, lit the same way, and darker where goals and the agent shade it. The outside, never
+ * in view at upstream's sizes, is the agentCam's background color.
  */
 export const PALETTE = {
   outside: [49, 77, 121],
-  wall: [128, 128, 128],
-  floor: [230, 230, 230],
-  agent: [40, 90, 235],
-  greenPlus: [30, 170, 60],
-  redEx: [215, 35, 35],
-} as const satisfies Record<string, readonly [number, number, number]>;
+  wall: litColor([0.39215687, 0.39215687, 0.39215687]),
+  floor: litColor(FLOOR_ALBEDO),
+  floorInShadow: litColor(FLOOR_ALBEDO, [0, 0, 0], 1 - SHADOW_STRENGTH),
+  agent: litColor([0.12941177, 0.5882353, 0.9529412]),
+  greenPlus: litColor([0.509434, 0.509434, 0.509434], [0.3752265, 0.8301887, 0]),
+  redEx: litColor([0.74509805, 0.22745098, 0.15294118]),
+} as const satisfies Record<string, Rgb>;
 
 export function gridWorldBehavior(imageWidth = DEFAULT_IMAGE_WIDTH, imageHeight = DEFAULT_IMAGE_HEIGHT): BehaviorParameters {
   return {
@@ -222,30 +273,43 @@ export function cameraFrame(gridSize: number, width: number, height: number): Ca
 type Sprite = 'agent' | 'greenPlus' | 'redEx';
 const SPRITES: readonly Sprite[] = ['agent', 'greenPlus', 'redEx'];
 
-/** Whether the point (u, v) of a cell, both in [-0.5, 0.5) from its center, is inside a sprite. */
+/**
+ * Whether the point (u, v) of a cell, both in [-0.5, 0.5) from its center, is inside a sprite, as
+ * the prefabs build them from unit cubes: the agent's visible top is a square ring of four bars
+ * 0.2 wide along the cell's edges (the floor shows through its middle; the goal-colored parts
+ * below it are hidden from above); the "+" is two bars 1 long and 0.2 wide, edge to edge; the
+ * "x" is two such bars turned 45 degrees, so its arms stop short of the cell's corners.
+ */
 function spriteCovers(sprite: Sprite, u: number, v: number): boolean {
   const au = Math.abs(u);
   const av = Math.abs(v);
   switch (sprite) {
     case 'agent':
-      return au <= 0.42 && av <= 0.42;
+      return Math.max(au, av) >= 0.3;
     case 'greenPlus':
-      return (au <= 0.14 && av <= 0.42) || (av <= 0.14 && au <= 0.42);
-    case 'redEx':
-      // Two diagonal bars 0.28 wide (|u - v| / sqrt 2 <= 0.14).
-      return au <= 0.38 && av <= 0.38 && (Math.abs(u - v) <= 0.2 || Math.abs(u + v) <= 0.2);
+      return au <= 0.1 || av <= 0.1;
+    case 'redEx': {
+      // Along and across each diagonal bar.
+      const first = Math.abs(u + v) / Math.SQRT2;
+      const second = Math.abs(u - v) / Math.SQRT2;
+      return (second <= 0.1 && first <= 0.5) || (first <= 0.1 && second <= 0.5);
+    }
   }
 }
 
 /**
  * Renders an area as the camera sees it, channel-first [3, height, width] in [0, 1]. The static
- * part (floor, walls, outside) is drawn once; each frame copies it and paints the goals and the
- * agent from per-cell lists of the pixels each sprite covers. One renderer per grid size.
+ * part (floor, walls, outside) is drawn once; each frame copies it and paints the shadows, then
+ * the goals and the agent, from per-cell lists of the pixels each sprite shades and covers.
+ * Shadows fall on the floor only: the tops of goals, agent and walls are as high as anything
+ * that could shade them. One renderer per grid size.
  */
 export class GridRenderer {
   private readonly background: Float32Array;
-  /** sprites.get(sprite)[x * gridSize + z]: the pixels (row * width + col) the sprite covers there. */
+  /** spritePixels.get(sprite)[x * gridSize + z]: the pixels (row * width + col) the sprite covers there. */
   private readonly spritePixels = new Map<Sprite, Int32Array[]>();
+  /** shadowPixels.get(sprite)[x * gridSize + z]: the floor's pixels the sprite there shades. */
+  private readonly shadowPixels = new Map<Sprite, Int32Array[]>();
   private readonly plane: number;
 
   constructor(
@@ -256,7 +320,9 @@ export class GridRenderer {
     this.plane = width * height;
     this.background = new Float32Array(3 * this.plane);
     const frame = cameraFrame(gridSize, width, height);
-    const perCell: Map<Sprite, number[][]> = new Map(SPRITES.map((s) => [s, Array.from({ length: gridSize * gridSize }, () => [])]));
+    const perCell = (): Map<Sprite, number[][]> => new Map(SPRITES.map((s) => [s, Array.from({ length: gridSize * gridSize }, () => [])]));
+    const covered = perCell();
+    const shaded = perCell();
     for (let row = 0; row < height; row++) {
       // Pixel centers in world units: +z toward the top of the image, +x toward its right.
       const worldZ = frame.centerZ + (height / 2 - (row + 0.5)) / frame.pixelsPerCell;
@@ -268,21 +334,51 @@ export class GridRenderer {
         this.paint(this.background, pixel, PALETTE[this.groundAt(cellX, cellZ)]);
         if (cellX < 0 || cellZ < 0 || cellX >= gridSize || cellZ >= gridSize) continue;
         for (const sprite of SPRITES) {
-          if (spriteCovers(sprite, worldX - cellX, worldZ - cellZ)) perCell.get(sprite)![cellX * gridSize + cellZ].push(pixel);
+          if (spriteCovers(sprite, worldX - cellX, worldZ - cellZ)) covered.get(sprite)![cellX * gridSize + cellZ].push(pixel);
         }
+        this.findShadeOf(pixel, worldX, worldZ, shaded);
       }
     }
-    for (const [sprite, cells] of perCell) this.spritePixels.set(sprite, cells.map((pixels) => Int32Array.from(pixels)));
+    const packed = (cells: number[][]) => cells.map((pixels) => Int32Array.from(pixels));
+    for (const sprite of SPRITES) {
+      this.spritePixels.set(sprite, packed(covered.get(sprite)!));
+      this.shadowPixels.set(sprite, packed(shaded.get(sprite)!));
+    }
   }
 
   /** Draws the area into `out` (3 x height x width floats). */
   render(area: GridArea, out: Float32Array): void {
     out.set(this.background);
-    for (const goal of area.goals) {
-      this.paintSprite(out, goal.kind === GridGoal.GreenPlus ? 'greenPlus' : 'redEx', goal.x, goal.z);
+    const goalSprite = (goal: GoalOnGrid): Sprite => (goal.kind === GridGoal.GreenPlus ? 'greenPlus' : 'redEx');
+    for (const goal of area.goals) this.paintPixels(out, this.shadowPixels, goalSprite(goal), goal.x, goal.z, PALETTE.floorInShadow);
+    this.paintPixels(out, this.shadowPixels, 'agent', area.agentX, area.agentZ, PALETTE.floorInShadow);
+    for (const goal of area.goals) this.paintPixels(out, this.spritePixels, goalSprite(goal), goal.x, goal.z, PALETTE[goalSprite(goal)]);
+    // The agent last: standing on a goal at its episode's end, its ring covers the goal's ends.
+    this.paintPixels(out, this.spritePixels, 'agent', area.agentX, area.agentZ, PALETTE.agent);
+  }
+
+  /**
+   * Records, for the floor pixel over (worldX, worldZ), which sprite in which cell would stand
+   * between it and the light (the segment toward the light, in SHADOW_SAMPLES steps).
+   */
+  private findShadeOf(pixel: number, worldX: number, worldZ: number, shaded: Map<Sprite, number[][]>): void {
+    const size = this.gridSize;
+    const ownX = Math.floor(worldX + 0.5);
+    const ownZ = Math.floor(worldZ + 0.5);
+    if (ownX < 0 || ownZ < 0 || ownX >= size || ownZ >= size) return;
+    for (let k = 0; k <= SHADOW_SAMPLES; k++) {
+      const along = (k / SHADOW_SAMPLES) * SHADOW_REACH;
+      const x = worldX + along;
+      const z = worldZ - along;
+      const cellX = Math.floor(x + 0.5);
+      const cellZ = Math.floor(z + 0.5);
+      if (cellX < 0 || cellZ < 0 || cellX >= size || cellZ >= size) continue;
+      for (const sprite of SPRITES) {
+        if (!spriteCovers(sprite, x - cellX, z - cellZ)) continue;
+        const pixels = shaded.get(sprite)![cellX * size + cellZ];
+        if (pixels[pixels.length - 1] !== pixel) pixels.push(pixel);
+      }
     }
-    // The agent last: standing on a goal at its episode's end, it hides it, as its cube does.
-    this.paintSprite(out, 'agent', area.agentX, area.agentZ);
   }
 
   private groundAt(cellX: number, cellZ: number): 'floor' | 'wall' | 'outside' {
@@ -293,13 +389,12 @@ export class GridRenderer {
     return 'outside';
   }
 
-  private paintSprite(out: Float32Array, sprite: Sprite, x: number, z: number): void {
-    const pixels = this.spritePixels.get(sprite)![x * this.gridSize + z];
-    const color = PALETTE[sprite];
+  private paintPixels(out: Float32Array, lists: Map<Sprite, Int32Array[]>, sprite: Sprite, x: number, z: number, color: Rgb): void {
+    const pixels = lists.get(sprite)![x * this.gridSize + z];
     for (let i = 0; i < pixels.length; i++) this.paint(out, pixels[i], color);
   }
 
-  private paint(out: Float32Array, pixel: number, color: readonly [number, number, number]): void {
+  private paint(out: Float32Array, pixel: number, color: Rgb): void {
     out[pixel] = color[0] / 255;
     out[this.plane + pixel] = color[1] / 255;
     out[2 * this.plane + pixel] = color[2] / 255;
