@@ -10,6 +10,7 @@
  *   npm run bench:upstream                       all cases, each with its own seed (1 unless upstream names one)
  *   npm run bench:upstream -- visual             only the cases whose name contains "visual"
  *   npm run bench:upstream -- --seed 2 visual    another seed for every case
+ *   npm run bench:upstream -- --seed 1,2,3,4 goal_poca   each case once per seed, one row each
  */
 import { runSelfPlayCase, runUpstreamCase, UPSTREAM_CASES } from '../test/cli/upstream-cases';
 import { selectBackend } from '../src/networks/backend';
@@ -19,13 +20,14 @@ import { printTable } from './table';
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const seedFlag = args.indexOf('--seed');
-  const seed = seedFlag >= 0 ? Number(args.splice(seedFlag, 2)[1]) : undefined;
+  const seeds = seedFlag >= 0 ? parseSeeds(args.splice(seedFlag, 2)[1]) : [undefined];
   const filters = args;
   await selectBackend('wasm', memoryLogger());
   const selected = UPSTREAM_CASES.filter((c) => filters.length === 0 || filters.some((f) => c.name.includes(f)));
   const rows: string[][] = [];
   let passed = 0;
-  for (const c of selected) {
+  const runs = selected.flatMap((c) => seeds.map((seed) => ({ c, seed })));
+  for (const { c, seed } of runs) {
     const start = performance.now();
     let reward: string;
     let pass: boolean;
@@ -45,15 +47,23 @@ async function main(): Promise<void> {
       pass = false;
     }
     if (pass) passed++;
-    const row = [c.name, String(c.maxSteps), reward, Number.isFinite(c.threshold) ? String(c.threshold) : 'none', pass ? 'yes' : 'NO', ((performance.now() - start) / 1000).toFixed(1)];
+    const row = [c.name, String(seed ?? c.seed ?? 1), String(c.maxSteps), reward, Number.isFinite(c.threshold) ? String(c.threshold) : 'none', pass ? 'yes' : 'NO', ((performance.now() - start) / 1000).toFixed(1)];
     console.log(row.join('  '));
     rows.push(row);
   }
   printTable(
-    `upstream's test cases on SimpleGoal (wasm backend, seed ${seed ?? 'per case'}): ${passed} of ${rows.length} pass`,
-    ['case', 'max_steps', 'final reward (last 5)', 'threshold', 'pass', 'wall s'],
+    `upstream's test cases on SimpleGoal (wasm backend, seeds ${seeds.join(',') || 'per case'}): ${passed} of ${rows.length} pass`,
+    ['case', 'seed', 'max_steps', 'final reward (last 5)', 'threshold', 'pass', 'wall s'],
     rows,
   );
+}
+
+/** `--seed` takes one seed or a comma-separated list of them. */
+function parseSeeds(text: string | undefined): number[] {
+  if (text === undefined || !/^\d+(,\d+)*$/.test(text)) {
+    throw new Error(`--seed takes a seed or a comma-separated list of seeds (e.g. --seed 1,2,3,4), not '${text ?? ''}'`);
+  }
+  return text.split(',').map(Number);
 }
 
 main().catch((err) => {
