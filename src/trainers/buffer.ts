@@ -47,7 +47,6 @@ export const ObservationKeyPrefix = {
 /** Prefixes of the fields kept per reward signal (upstream's RewardSignalKeyPrefix). */
 export const RewardSignalKeyPrefix = {
   REWARDS: 'rewards',
-  VALUE_ESTIMATES: 'value_estimates',
   RETURNS: 'returns',
   ADVANTAGE: 'advantage',
   BASELINES: 'baselines',
@@ -76,9 +75,6 @@ export function groupObservationKey(index: number): string {
 /** The per-reward-signal keys (upstream's RewardSignalUtil). */
 export const RewardSignalKeys = {
   rewards: (signal: string): string => `${RewardSignalKeyPrefix.REWARDS}:${signal}`,
-  // Upstream's value_estimates_key returns the RETURNS prefix, so there the returns overwrite the
-  // value estimates; here the two are separate columns.
-  valueEstimates: (signal: string): string => `${RewardSignalKeyPrefix.VALUE_ESTIMATES}:${signal}`,
   returns: (signal: string): string => `${RewardSignalKeyPrefix.RETURNS}:${signal}`,
   advantage: (signal: string): string => `${RewardSignalKeyPrefix.ADVANTAGE}:${signal}`,
   baselineEstimates: (signal: string): string => `${RewardSignalKeyPrefix.BASELINES}:${signal}`,

@@ -42,7 +42,6 @@ describe('keys', () => {
     expect(nextObservationKey(0)).toBe('next_obs:0');
     expect(RewardSignalKeys.advantage('extrinsic')).toBe('advantage:extrinsic');
     expect(RewardSignalKeys.returns('extrinsic')).toBe('returns:extrinsic');
-    expect(RewardSignalKeys.valueEstimates('extrinsic')).toBe('value_estimates:extrinsic');
     expect(RewardSignalKeys.rewards('gail')).toBe('rewards:gail');
   });
 });

@@ -95,7 +95,6 @@ export class PocaTrainer extends OnPolicyTrainer<PocaTrainerSettings, PocaUpdate
       const provider = this.optimizer.rewardProviders.get(signal)!;
       const values = estimates.values[s];
       const baselines = estimates.baselines[s];
-      buffer.get(RewardSignalKeys.valueEstimates(signal)).set(values, 1);
       buffer.get(RewardSignalKeys.baselineEstimates(signal)).set(baselines, 1);
       this.stats.addStat(STAT_KEYS.baselineEstimate(signal), meanOf(baselines));
       this.stats.addStat(STAT_KEYS.valueEstimate(signal), meanOf(values));

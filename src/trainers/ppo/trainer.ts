@@ -105,7 +105,6 @@ export class PpoTrainer extends OnPolicyTrainer<PpoTrainerSettings, UpdateReques
       const provider = providers.get(signal)!;
       const rewards = Float32Array.from(provider.evaluate(rewardBatch), (r) => r * provider.strength);
       const signalValues = values[signal];
-      buffer.get(RewardSignalKeys.valueEstimates(signal)).set(signalValues, 1);
       buffer.get(RewardSignalKeys.rewards(signal)).set(rewards, 1);
       this.stats.addStat(STAT_KEYS.valueEstimate(signal), meanOf(signalValues));
       this.bookkeeping.addRewards(signal, trajectory.agentId, rewards);

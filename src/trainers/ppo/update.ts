@@ -134,7 +134,10 @@ export function minibatchOf(batch: AgentBuffer, signals: readonly string[], sequ
   const oldValues: Record<string, Float32Array> = {};
   for (const signal of signals) {
     returns[signal] = rows(RewardSignalKeys.returns(signal));
-    oldValues[signal] = rows(RewardSignalKeys.valueEstimates(signal));
+    // Upstream's value_estimates_key names its returns column: by the update the returns have
+    // overwritten the estimates, so its trust-region value loss clips around the returns, which
+    // leaves the plain squared error. We match what it computes.
+    oldValues[signal] = returns[signal];
   }
   return {
     count,
