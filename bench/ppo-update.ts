@@ -40,8 +40,8 @@ import { PpoMinibatch } from '../src/trainers/ppo/loss';
 import { PpoOptimizer, PpoOptimizerSettings } from '../src/trainers/ppo/optimizer';
 import { ReferencePpoUpdate } from '../test/helpers/ppo-reference-update';
 import type { EncoderType, MemorySettings } from '../src/config/settings';
-import { observationSize } from '../src/env/behavior-spec';
 import { printTable } from './table';
+import { ppoMinibatches } from './ppo-minibatches';
 import { createRewardProvider } from '../src/trainers/reward-signals/registry';
 import type { RewardBatch, RewardProvider } from '../src/trainers/reward-signals/reward-provider';
 import { measure, measureAsync } from './measure';
@@ -85,40 +85,6 @@ function newModel(
     seed: 1,
   });
 }
-
-/**
- * Minibatches as the buffer would give them: actions and log probs from the policy itself. A goal
- * signal is a one-hot of its size, as GridWorld's (its cost depends on how many goals differ).
- */
-function minibatches(model: ActorCritic, howMany: number, spec = SPEC, batch = BATCH): PpoMinibatch[] {
-  const random = new SeededRandom(2);
-  const BATCH = batch;
-  const values = (obs: (typeof spec.observationSpecs)[number]): Float32Array => {
-    const size = observationSize(obs);
-    if (obs.observationType !== ObservationType.GOAL_SIGNAL) return new Float32Array(BATCH * size).map(() => random.gaussian());
-    const goals = new Float32Array(BATCH * size);
-    for (let s = 0; s < BATCH; s++) goals[s * size + random.int(size)] = 1;
-    return goals;
-  };
-  return Array.from({ length: howMany }, () => {
-    const observations = spec.observationSpecs.map(values);
-    model.updateNormalization(observations, BATCH);
-    const acted = model.act(observations, BATCH);
-    return {
-      count: BATCH,
-      observations,
-      continuousActions: acted.action.continuous,
-      discreteActions: acted.action.discrete,
-      actionMasks: null,
-      oldContinuousLogProbs: acted.logProbs.continuous,
-      oldDiscreteLogProbs: acted.logProbs.discrete,
-      advantages: new Float32Array(BATCH).map(() => random.gaussian()),
-      returns: { extrinsic: new Float32Array(BATCH).map(() => random.gaussian()) },
-      oldValues: model.values(observations, BATCH),
-    };
-  });
-}
-
 
 const camera = (channels: number, height: number, width: number) => ({
   shape: [channels, height, width],
@@ -175,7 +141,7 @@ async function visualBenchmarks(minSeconds: number): Promise<void> {
   const rows: string[][] = [];
   for (const c of VISUAL_CASES) {
     const model = newModel(c.spec, c.hiddenUnits, 1, c.encoder, false);
-    const batches = minibatches(model, 4, c.spec, c.batch);
+    const batches = ppoMinibatches(model, 4, c.spec, c.batch);
     const optimizer = new PpoOptimizer(model, SETTINGS);
     const ms = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
     const perUpdate = (c.bufferSize / c.batch) * 3;
@@ -208,7 +174,7 @@ async function gpuBenchmarks(backend: BackendName, minSeconds: number): Promise<
   for (const c of cases) {
     await selectBackend('wasm', memoryLogger());
     const model = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize);
-    const batches = minibatches(model, 4, c.spec, c.batch);
+    const batches = ppoMinibatches(model, 4, c.spec, c.batch);
     const gpuModel = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize);
     if (model.normalizer !== null) gpuModel.normalizer!.copyFrom(model.normalizer);
     const optimizer = new PpoOptimizer(model, SETTINGS);
@@ -304,7 +270,7 @@ async function pocaBenchmark(minSeconds: number): Promise<void> {
   const slots = 3;
   const random = new SeededRandom(5);
   const batches: PocaMinibatch[] = Array.from({ length: 2 }, () => {
-    const ppo = minibatches(model, 1, spec, batch)[0];
+    const ppo = ppoMinibatches(model, 1, spec, batch)[0];
     const group: GroupActionBatch = {
       count: batch,
       slots,
@@ -357,7 +323,7 @@ function pyramidsNetworks(name: PyramidsSignal): { model: ActorCritic; optimizer
 function pyramidsBatches(model: ActorCritic, name: PyramidsSignal): Array<{ minibatch: PpoMinibatch; rewards: RewardBatch }> {
   const { spec, batch } = PYRAMIDS;
   const random = new SeededRandom(4);
-  return minibatches(model, 4, spec, batch).map((minibatch) => {
+  return ppoMinibatches(model, 4, spec, batch).map((minibatch) => {
     const rewards: RewardBatch = {
       count: batch,
       observations: minibatch.observations,
@@ -447,7 +413,7 @@ async function recurrentBenchmark(minSeconds: number): Promise<void> {
   const random = new SeededRandom(3);
   const memories = () => new Float32Array(sequences * memory.memory_size).map(() => 0.3 * random.gaussian());
   const batches: PpoMinibatch[] = Array.from({ length: 4 }, () => {
-    const base = minibatches(model, 1, spec, batch)[0];
+    const base = ppoMinibatches(model, 1, spec, batch)[0];
     return { ...base, masks: new Float32Array(batch).fill(1), sequences: { length: memory.sequence_length, actor: memories(), critic: memories() } };
   });
   const optimizer = new PpoOptimizer(model, SETTINGS);
@@ -470,7 +436,7 @@ async function vectorBenchmarks(backends: string, minSeconds: number): Promise<v
   for (const backend of backends.split(',') as BackendName[]) {
     await selectBackend(backend, memoryLogger());
     const model = newModel();
-    const batches = minibatches(model, 16);
+    const batches = ppoMinibatches(model, 16, SPEC, BATCH);
     const reference = new ReferencePpoUpdate(model, SETTINGS);
     const straightforward = measure((i) => reference.update(batches[i % batches.length]), minSeconds);
     reference.dispose();

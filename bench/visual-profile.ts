@@ -12,7 +12,6 @@
  */
 import { parseArgs } from 'util';
 import { memoryLogger } from '../src/common/logger';
-import { SeededRandom } from '../src/common/random';
 import type { EncoderType } from '../src/config/settings';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../src/env/behavior-spec';
 import { Adam } from '../src/networks/adam';
@@ -25,6 +24,7 @@ import { Flatten } from '../src/networks/layers/flatten';
 import { MaxPool2d } from '../src/networks/layers/max-pool';
 import { PpoOptimizer } from '../src/trainers/ppo/optimizer';
 import { printTable } from './table';
+import { ppoMinibatches } from './ppo-minibatches';
 
 const BATCH = 64;
 
@@ -105,21 +105,8 @@ async function main(): Promise<void> {
   };
   const network = { normalize: false, hidden_units: 256, num_layers: 1, vis_encode_type: encoder, memory: null, goal_conditioning_type: 'hyper' as const, deterministic: false };
   const model = new ActorCritic(spec, { network, rewardSignals: ['extrinsic'], sharedCritic: false, seed: 1 });
-  const random = new SeededRandom(2);
-  const observations = [Float32Array.from({ length: BATCH * 3 * 84 * 84 }, () => random.gaussian())];
-  const acted = model.act(observations, BATCH);
-  const batch = {
-    count: BATCH,
-    observations,
-    continuousActions: acted.action.continuous,
-    discreteActions: acted.action.discrete,
-    actionMasks: null,
-    oldContinuousLogProbs: acted.logProbs.continuous,
-    oldDiscreteLogProbs: acted.logProbs.discrete,
-    advantages: Float32Array.from({ length: BATCH }, () => random.gaussian()),
-    returns: { extrinsic: Float32Array.from({ length: BATCH }, () => random.gaussian()) },
-    oldValues: model.values(observations, BATCH),
-  };
+  const [batch] = ppoMinibatches(model, 1, spec, BATCH);
+
   const hyperparameters = { learning_rate: 3e-4, beta: 1e-3, epsilon: 0.2, learning_rate_schedule: 'linear' as const, beta_schedule: 'linear' as const, epsilon_schedule: 'linear' as const };
   const optimizer = new PpoOptimizer(model, { hyperparameters, maxSteps: 500000 });
   optimizer.update(batch, 0);
