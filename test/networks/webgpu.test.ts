@@ -142,7 +142,7 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
     expect(cloning.compared.cloningTransfers.uploadBytes).toBeLessThan(4 * cloning.compared.parameterCount);
     expect([cloning.wasm.cloningSteps, cloning.compared.cloningSteps]).toEqual([2, 2]);
     expectCloseToScale(cloning.compared.cloningMoments, cloning.wasm.cloningMoments, 'cloning\'s Adam moments', MODULE_TOLERANCE);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('SAC on WebGPU (SwiftShader) against wasm', () => {
