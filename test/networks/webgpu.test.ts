@@ -76,7 +76,7 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
   // As the modules' (largest difference measured: 2.9e-7 of the largest entry, variable-length observations and a plain goal).
   const MODULE_TOLERANCE = 1e-5;
 
-  onSwiftShader('updates give wasm\'s parameters and losses (vector and visual, the weights and Adam on the GPU between minibatches; images, memory, variable-length observations, goals, resnet: their gradients too), and the checkpoint resumes on wasm', () => {
+  onSwiftShader('updates give wasm\'s parameters and losses (the weights and every Adam on the GPU between minibatches, whatever the layers: images, memory, variable-length observations, goals, resnet, behavioral cloning; their gradients too), and the checkpoint resumes on wasm', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-ppo-')), 'ppo.json');
     runOnSwiftShader('webgpu-ppo-update.ts', ['webgpu-software', file]);
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PpoUpdateFile;
@@ -104,16 +104,45 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
       'variable-length observations and a goal (hyper)',
       'variable-length observations and a goal (none)',
       'resnet',
+      'behavioral cloning',
     ]);
-    // Adam's first step moves each parameter by about the learning rate whatever the size of its
+    // Adam's first steps move each parameter by about the learning rate whatever the size of its
     // gradient, so a gradient near zero carries the backends' rounding into the step: compared
-    // against the step (largest difference measured: 0.9% of it, attention's fc_out in the critic).
+    // against the step (largest difference measured after two minibatches: 0.93% of it, the
+    // variable-length observations beside a plain goal).
+    // Each case's update held its weights on the GPU, its arrays poisoned with NaN after the first
+    // minibatch: none of its layers read them meanwhile.
     for (const [name, { wasm, compared }] of Object.entries(run.modules)) {
       expectCloseToScale(compared.gradient, wasm.gradient, `PPO's gradient (${name})`, MODULE_TOLERANCE);
       const largest = compared.parameters.reduce((most, value, i) => Math.max(most, Math.abs(value - wasm.parameters[i])), 0);
       expect([name, largest < 0.02 * run.learningRate ? 'within 2% of a step' : largest]).toEqual([name, 'within 2% of a step']);
+      // What goes up in a minibatch is its data, none of the weights: less than one copy of them
+      // for the cases whose data is small beside them.
+      if (name.startsWith('variable-length') || name === 'behavioral cloning') {
+        const { uploadBytes } = compared.minibatchTransfers;
+        expect([name, uploadBytes < 4 * compared.parameterCount ? 'less than the weights' : uploadBytes]).toEqual([name, 'less than the weights']);
+      }
     }
-  }, 120_000);
+    // A minibatch's reads, as a model without memory, attention or a hypernetwork has them: one for
+    // the loss (the heads and log_sigma), and one per encoding the encoders hand the bodies (the
+    // camera's, the attention's: actor and critic); the LSTM reads its input's projection (with
+    // W_hh) and its output's gradient, for its recurrence in JavaScript, in each of the two networks.
+    const downloads = Object.fromEntries(Object.entries(run.modules).map(([name, { compared }]) => [name, compared.minibatchTransfers.downloads]));
+    expect(downloads).toEqual({
+      'simple encoder': 3,
+      memory: 1 + 2 * 2,
+      'variable-length observations and a goal (hyper)': 3,
+      'variable-length observations and a goal (none)': 3,
+      resnet: 3,
+      'behavioral cloning': 1,
+    });
+    // Cloning steps the same GPU weights with its own Adam: one read a minibatch, its moments as wasm's.
+    const cloning = run.modules['behavioral cloning'];
+    expect(cloning.compared.cloningTransfers.downloads).toBe(1);
+    expect(cloning.compared.cloningTransfers.uploadBytes).toBeLessThan(4 * cloning.compared.parameterCount);
+    expect([cloning.wasm.cloningSteps, cloning.compared.cloningSteps]).toEqual([2, 2]);
+    expectCloseToScale(cloning.compared.cloningMoments, cloning.wasm.cloningMoments, 'cloning\'s Adam moments', MODULE_TOLERANCE);
+  }, 300_000);
 });
 
 describe('SAC on WebGPU (SwiftShader) against wasm', () => {
