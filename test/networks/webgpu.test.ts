@@ -12,6 +12,7 @@ import { memoryLogger } from '../../src/common/logger';
 import { selectBackend } from '../../src/networks/backend';
 import { expectCloseToScale } from '../helpers/expect-close';
 import type { PassesFile } from './fixtures/webgpu-passes';
+import type { PocaState, PocaUpdateFile } from './fixtures/webgpu-poca-update';
 import type { PpoUpdateFile } from './fixtures/webgpu-ppo-update';
 import type { SacParameters, SacUpdateFile } from './fixtures/webgpu-sac-update';
 import type { SignalsFile } from './fixtures/webgpu-signals';
@@ -141,6 +142,38 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
   }, 120_000);
 });
 
+describe('POCA on WebGPU (SwiftShader) against wasm', () => {
+  // Largest difference measured: 2.1e-7 of the largest value (the critic's weights after two minibatches, vector case).
+  const TOLERANCE = 1e-6;
+
+  onSwiftShader('an update of two minibatches gives wasm\'s actor, critic, Adam moments and losses, vector (the weights on the GPU) and with memory, in a fixed number of reads, and the checkpoint resumes on wasm', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-poca-')), 'poca.json');
+    runOnSwiftShader('webgpu-poca-update.ts', ['webgpu-software', file]);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PocaUpdateFile;
+    expect(run.backend).toBe('webgpu');
+    expect(Object.keys(run.cases)).toEqual(['vector', 'memory']);
+    for (const [name, { wasm, compared, wasmLosses, comparedLosses }] of Object.entries(run.cases)) {
+      for (const key of Object.keys(wasm) as Array<keyof PocaState>) {
+        expect(wasm[key].length).toBeGreaterThan(0);
+        expectCloseToScale(compared[key], wasm[key], `${name}: ${key} after two minibatches`, TOLERANCE);
+      }
+      // Policy, value and baseline loss of each minibatch.
+      expect(comparedLosses).toHaveLength(6);
+      comparedLosses.forEach((loss, i) => expect([name, i, loss]).toEqual([name, i, expect.closeTo(wasmLosses[i], 6)]));
+    }
+    const { vector, memory } = run.cases;
+    // A minibatch reads the actor's heads and log_sigma in one read, the critic's values and
+    // baselines in another; the gradients stay on the GPU. The update ends reading back each
+    // network's weights and Adam's moments.
+    expect([vector.minibatchReads, vector.updateReads, vector.arraysUntouchedMidUpdate]).toEqual([2, 2 * 2 + 2, true]);
+    // With memory the weights stay in JavaScript, where the recurrences read them: each LSTM's input
+    // projection and output gradient, the actor's heads and its gradient; the critic's linear encoder,
+    // heads, LSTM input gradient and its gradient.
+    expect([memory.minibatchReads, memory.updateReads, memory.arraysUntouchedMidUpdate]).toEqual([10, 2 * 10, false]);
+    expect(run.resumed).toEqual(run.saved);
+  }, 120_000);
+});
+
 describe('reward signals and behavioral cloning on WebGPU (SwiftShader) against wasm', () => {
   // Largest differences measured, relative to the largest value: 4.2e-6 of the state arrays
   // (curiosity on a camera), 3.3e-7 of the rewards, 2.4e-6 of a statistic (GAIL's KL divergence).
@@ -192,7 +225,7 @@ describe('choosing WebGPU', () => {
     ]);
     expect([refused.selected, refused.tfjs, refused.updates]).toEqual(['wasm', 'wasm', 'wasm']);
     expect(refused.log[0]).toMatch(
-      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.trainer_type is poca\): running the models on wasm instead\.$/,
+      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.threaded is false\): running the models on wasm instead\.$/,
     );
   }, 120_000);
 

@@ -10,10 +10,16 @@
  * and one Adam step over the actor's and the critic's weights. Upstream's one Adam over both
  * parameter lists is two here, one per parameter vector: Adam works weight by weight with one
  * step count, so the steps are the same.
+ *
+ * A minibatch is a reading pass (tensor-io.ts), so that the update thread runs it on WebGPU; there,
+ * for a whole update, each network whose layers allow it keeps its weights and Adam's moments on
+ * the GPU (device-parameters.ts).
  */
 import type { POCASettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
+import { DeviceParameters, updatingOnDevice } from '../../networks/device-parameters';
+import { ReadingPass, passReadingNothing, runPass, scoped } from '../../networks/tensor-io';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { GroupActionBatch, PocaCritic, PocaCriticDescription, PocaSequences } from '../../networks/poca-critic';
 import { STAT_KEYS } from '../../stats';
@@ -59,6 +65,9 @@ export class PocaOptimizer extends CheckpointedOptimizer {
   readonly criticAdam: Adam;
   readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
   readonly behavioralCloning: BehavioralCloning | null;
+  /** During updatingOnDevice() on WebGPU: each network's weights and Adam's moments on the GPU, when they stay there. */
+  private actorDevice: DeviceParameters | null = null;
+  private criticDevice: DeviceParameters | null = null;
 
   constructor(
     readonly model: ActorCritic,
@@ -72,25 +81,55 @@ export class PocaOptimizer extends CheckpointedOptimizer {
     this.behavioralCloning = settings.behavioralCloning;
   }
 
+  /**
+   * Runs a whole update's pass (./update.ts): on WebGPU, with the critic's weights and Adam's
+   * moments on the GPU from its first minibatch to its last, and the actor's too unless behavioral
+   * cloning steps them with its own Adam, on their arrays.
+   */
+  *updatingOnDevice<T>(pass: ReadingPass<T>): ReadingPass<T> {
+    try {
+      return yield* updatingOnDevice(this.critic, this.criticAdam, (critic) => {
+        this.criticDevice = critic;
+        if (this.behavioralCloning !== null) return pass;
+        return updatingOnDevice(this.model, this.actorAdam, (actor) => {
+          this.actorDevice = actor;
+          return pass;
+        });
+      });
+    } finally {
+      this.actorDevice = null;
+      this.criticDevice = null;
+    }
+  }
+
   /** One gradient step on one minibatch, at training step `step` (for the schedules). */
   update(batch: PocaMinibatch, step: number): PocaUpdateStats {
+    return runPass(this.updatePass(batch, step));
+  }
+
+  /** update() as a reading pass (tensor-io.ts): runPassAsync runs it on WebGPU. */
+  *updatePass(batch: PocaMinibatch, step: number): ReadingPass<PocaUpdateStats> {
     const { learningRate, epsilon, beta } = ppoScheduleAt(this.settings.hyperparameters, this.settings.maxSteps, step);
     const signals = this.critic.rewardSignals;
     const masks = batch.masks ?? new Float32Array(batch.count).fill(1);
     // The actor has no value heads: ppoLoss gives policy - beta entropy and their gradient.
-    const actor = this.model.computeGradient(
-      batch.observations,
-      batch.count,
-      (outputs, gradients) => ppoLoss(outputs, batch, this.model.actionSpec, [], epsilon, beta, gradients),
-      batch.sequences,
+    const actor = yield* scoped(
+      this.model.gradientPass(
+        batch.observations,
+        batch.count,
+        (outputs, gradients) => passReadingNothing(() => ppoLoss(outputs, batch, this.model.actionSpec, [], epsilon, beta, gradients)),
+        batch.sequences,
+      ),
     );
-    const critic = this.critic.computeGradient(
-      batch.group,
-      (estimates, gradients) => ({
-        value: trustRegionValueLoss(estimates.values, batch.oldValues, batch.returns, signals, epsilon, masks, { values: gradients.values, weight: 0.5 }),
-        baseline: trustRegionValueLoss(estimates.baselines, batch.oldBaselines, batch.returns, signals, epsilon, masks, { values: gradients.baselines, weight: 0.25 }),
-      }),
-      batch.criticSequences,
+    const critic = yield* scoped(
+      this.critic.gradientPass(
+        batch.group,
+        (estimates, gradients) => ({
+          value: trustRegionValueLoss(estimates.values, batch.oldValues, batch.returns, signals, epsilon, masks, { values: gradients.values, weight: 0.5 }),
+          baseline: trustRegionValueLoss(estimates.baselines, batch.oldBaselines, batch.returns, signals, epsilon, masks, { values: gradients.baselines, weight: 0.25 }),
+        }),
+        batch.criticSequences,
+      ),
     );
     const { policyLoss } = actor.loss;
     const { value: valueLoss, baseline: baselineLoss } = critic.loss;
@@ -101,9 +140,11 @@ export class PocaOptimizer extends CheckpointedOptimizer {
           `at step ${step}: the update was not applied.`,
       );
     }
-    this.actorAdam.apply(this.model.parameters, actor.gradient, learningRate);
+    if (this.actorDevice !== null) this.actorDevice.step(actor.gradient, learningRate);
+    else this.actorAdam.apply(this.model.parameters, actor.gradient, learningRate);
     this.model.parametersChanged();
-    this.criticAdam.apply(this.critic.parameters, critic.gradient, learningRate);
+    if (this.criticDevice !== null) this.criticDevice.step(critic.gradient, learningRate);
+    else this.criticAdam.apply(this.critic.parameters, critic.gradient, learningRate);
     this.critic.parametersChanged();
     return {
       [STAT_KEYS.policyLoss]: Math.abs(policyLoss),
