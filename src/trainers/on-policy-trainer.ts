@@ -9,7 +9,8 @@
  * taken meanwhile holds the state from before that update (weights and Adam state always belong
  * together); finishUpdate() waits for it, which the end of a run does before saving. The worker's
  * copy of the networks goes along with a request only when it is stale: before its first update,
- * after a restored checkpoint.
+ * after a restored checkpoint. The worker runs on the backend chosen for updates (WebGPU's
+ * included) unless the behavior's reward signals keep it off WebGPU (./gpu-updates.ts).
  *
  * A trainer supplies the few steps that differ (the hooks below): when the buffer is full, the
  * update on this thread, and the worker's request and reply.

@@ -1,7 +1,9 @@
 /**
  * The worker thread of a threaded POCA trainer (threaded: true): it owns a copy of the actor, the
  * critic and their optimizer state and runs each update the main thread hands it (./update.ts),
- * so that the environments keep stepping meanwhile (../update-thread.ts runs the loop).
+ * so that the environments keep stepping meanwhile (../update-thread.ts runs the loop). It runs
+ * the networks on the backend the main thread chose for the updates, WebGPU's included, each
+ * read awaited.
  */
 import { SeededRandom } from '../../common/random';
 import { ActionSpec } from '../../env/behavior-spec';
