@@ -35,9 +35,10 @@
  * residual-self-attention.ts).
  *
  * The training pass is a reading pass (tensor-io.ts), so that the update thread runs it on WebGPU:
- * it reads the heads' output for the loss, and with memory the linear encoder's output and the
- * LSTM's output gradient, whose recurrence runs in JavaScript. Without memory nor variable-length
- * observations the weights can stay on the GPU for a whole update (device-parameters.ts).
+ * it reads the heads' output for the loss, and with memory what the LSTM's recurrence, in
+ * JavaScript, needs: the linear encoder's output and the LSTM's input projection, its output
+ * gradient, then its input gradient. Without memory nor variable-length observations the
+ * weights can stay on the GPU for a whole update (device-parameters.ts).
  *
  * Blocks `critic.observation_encoder...` (images, attention), `critic.obs_encoder...`,
  * `critic.obs_action_encoder...`, `critic.self_attn.fc_*`, `critic.linear_encoder.<l>...`,
@@ -302,7 +303,8 @@ export class PocaCritic {
     sequences?: PocaSequences,
   ): ReadingPass<{ gradient: Float32Array; loss: T }> {
     const n = batch.count;
-    const output: Float32Array = yield (yield* this.forward(batch, true, this.sequencesOf(batch, sequences))).output;
+    const pass = yield* this.forward(batch, true, this.sequencesOf(batch, sequences));
+    const output: Float32Array = yield pass.output;
     const outputGradient = new Float32Array(output.length);
     const gradients = this.estimates(new Float32Array(output.length), n);
     const value = loss(this.estimates(output, n), gradients);
@@ -506,7 +508,7 @@ export class PocaCritic {
 
   /**
    * The members of each sample: encodings, actions (when `actions` is given), absences and counts.
-   * Inside tf.tidy; with `keep`, the encoders keep what backward() needs.
+   * Inside a tfjs scope; with `keep`, the encoders keep what backward() needs.
    */
   private *members(batch: GroupBatch, actions: GroupActionBatch | null, keep: boolean): ReadingPass<Members> {
     const { count: n, slots } = batch;
