@@ -2,14 +2,15 @@
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
  * reading passes (src/networks/tensor-io.ts), and so far that is:
- * - PPO's update in its update thread, on every observation (vectors, images through every visual
- *   encoder, variable-length observations, goal signals), with or without memory, with its reward
- *   signals' updates (curiosity, RND, GAIL) and behavioral cloning on vector and image
- *   observations (every visual encoder of theirs but resnet);
+ * - PPO's and POCA's updates in their update thread, on every observation (vectors, images through
+ *   every visual encoder, variable-length observations, goal signals), with or without memory,
+ *   with their reward signals' updates (curiosity, RND, GAIL) and behavioral cloning on vector and
+ *   image observations (every visual encoder of theirs but resnet); POCA's centralized critic
+ *   (its entity attention over the group's members) beside the actor;
  * - SAC's update without memory in its update thread, on vector and image observations (every
  *   visual encoder but resnet); its reward signals are evaluated and trained on the acting thread.
  * The observations a behavior sends are known only once it connects: the trainers ask
- * ppoBehaviorOnGpuRefusal or sacUpdatesOnGpuRefusal then, and workerBackendFor acts on the answer.
+ * onPolicyBehaviorOnGpuRefusal or sacUpdatesOnGpuRefusal then, and workerBackendFor acts on the answer.
  */
 import type { Logger } from '../common/logger';
 import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
@@ -24,7 +25,7 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates, and SAC's without memory or behavioral cloning, in their thread)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's and POCA's updates, and SAC's without memory or behavioral cloning, in their thread)`;
   }
   return null;
 }
@@ -42,11 +43,12 @@ export function workerBackendFor(behaviorName: string, refusal: string | null, l
 }
 
 /**
- * Why a behavior's reward signals keep its PPO updates off WebGPU, or null: their networks
+ * Why a behavior's reward signals keep its PPO or POCA updates off WebGPU, or null: their networks
  * (GAIL's traced passes above all) still read mid-pass through resnet's max pooling, the entity
- * attention and the hypernetwork. The policy's own networks run there on every observation.
+ * attention and the hypernetwork. The policy's own networks, and POCA's critic, run there on
+ * every observation.
  */
-export function ppoBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
+export function onPolicyBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
   for (const [name, signal] of Object.entries(settings.reward_signals)) {
     if (name === 'extrinsic') continue;
     const refusal = readsMidPass(spec, signal.network_settings.vis_encode_type);
@@ -71,7 +73,6 @@ function readsMidPass(spec: BehaviorSpec, encoder: EncoderType): string | null {
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {
-  if (settings.trainer_type !== 'ppo' && settings.trainer_type !== 'sac') return `trainer_type is ${settings.trainer_type}`;
   if (!settings.threaded) return 'threaded is false';
   if (settings.trainer_type === 'sac') {
     if (settings.network_settings.memory !== null) return 'network_settings.memory is set';

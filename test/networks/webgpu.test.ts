@@ -12,8 +12,9 @@ import { memoryLogger } from '../../src/common/logger';
 import { selectBackend } from '../../src/networks/backend';
 import { expectCloseToScale } from '../helpers/expect-close';
 import type { PassesFile } from './fixtures/webgpu-passes';
+import type { PocaUpdateFile } from './fixtures/webgpu-poca-update';
 import type { PpoUpdateFile } from './fixtures/webgpu-ppo-update';
-import type { SacParameters, SacUpdateFile } from './fixtures/webgpu-sac-update';
+import type { SacUpdateFile } from './fixtures/webgpu-sac-update';
 import type { SignalsFile } from './fixtures/webgpu-signals';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -32,6 +33,25 @@ function runOnSwiftShader(script: string, args: string[], timeout = 480_000): st
   });
   if (result.status !== 0) throw new Error(`${script} failed (${result.status ?? result.signal}):\n${result.stderr}`);
   return result.stdout;
+}
+
+/** What an update fixture gives for one case: the arrays it changed and its losses, on wasm and on the compared backend. */
+interface CaseAgainstWasm<Arrays> {
+  readonly wasm: Arrays;
+  readonly compared: Arrays;
+  readonly wasmLosses: number[];
+  readonly comparedLosses: number[];
+}
+
+/** Every case's arrays (none empty) within `tolerance` of wasm's, and its losses to `digits` decimals. */
+function expectCasesAsWasm<Arrays extends { readonly [K in keyof Arrays]: number[] }>(cases: Record<string, CaseAgainstWasm<Arrays>>, when: string, tolerance: number, digits: number): void {
+  for (const [name, { wasm, compared, wasmLosses, comparedLosses }] of Object.entries(cases)) {
+    for (const key of Object.keys(wasm) as Array<keyof Arrays & string>) {
+      expect(wasm[key].length).toBeGreaterThan(0);
+      expectCloseToScale(compared[key], wasm[key], `${name}: ${key} ${when}`, tolerance);
+    }
+    comparedLosses.forEach((loss, i) => expect([name, i, loss]).toEqual([name, i, expect.closeTo(wasmLosses[i], digits)]));
+  }
 }
 
 interface Selection {
@@ -155,19 +175,39 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SacUpdateFile;
     expect(run.backend).toBe('webgpu');
     expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid']);
-    for (const [name, { wasm, compared, wasmLosses, comparedLosses }] of Object.entries(run.cases)) {
-      for (const key of Object.keys(wasm) as Array<keyof SacParameters>) {
-        expect(wasm[key].length).toBeGreaterThan(0);
-        expectCloseToScale(compared[key], wasm[key], `${name}: ${key} after two updates`, TOLERANCE);
-      }
-      comparedLosses.forEach((loss, i) => expect([name, i, loss]).toEqual([name, i, expect.closeTo(wasmLosses[i], 5)]));
-    }
+    expectCasesAsWasm(run.cases, 'after two updates', TOLERANCE, 5);
     // The target's values, both Q networks at the sampled actions, the actor's and V's heads,
     // dQ/da, the model's gradients, each Q network's output and input gradient on the stored
     // actions, then the Q networks' gradients: 12 reads an update, whatever the batch size.
     expect(run.transfers.downloads).toBe(12);
     expect(run.resumed).toEqual(run.saved);
   }, 120_000);
+});
+
+describe('POCA on WebGPU (SwiftShader) against wasm', () => {
+  // Largest difference measured: 2.1e-7 of the largest value (the critic's weights after two minibatches, vector case).
+  const TOLERANCE = 1e-6;
+
+  onSwiftShader('an update of two minibatches gives wasm\'s actor, critic, Adam moments and losses, vector (the weights on the GPU) and with memory, in a fixed number of reads, and the checkpoint resumes on wasm', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-poca-')), 'poca.json');
+    runOnSwiftShader('webgpu-poca-update.ts', ['webgpu-software', file]);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PocaUpdateFile;
+    expect(run.backend).toBe('webgpu');
+    expect(Object.keys(run.cases)).toEqual(['vector', 'memory']);
+    // Policy, value and baseline loss of each minibatch.
+    for (const { comparedLosses } of Object.values(run.cases)) expect(comparedLosses).toHaveLength(6);
+    expectCasesAsWasm(run.cases, 'after two minibatches', TOLERANCE, 6);
+    const { vector, memory } = run.cases;
+    // A minibatch reads the actor's heads and log_sigma in one read, the critic's values and
+    // baselines in another; the gradients stay on the GPU. The update ends reading back each
+    // network's weights and Adam's moments.
+    expect([vector.minibatchReads, vector.updateReads, vector.arraysUntouchedMidUpdate]).toEqual([2, 2 * 2 + 2, true]);
+    // With memory the actor's weights stay on the GPU (its LSTM reads W_hh with its input's
+    // projection) and the critic's in JavaScript, where its row passes read them: 9 reads a
+    // minibatch, the critic's arrays change mid-update, and the update ends reading back the actor.
+    expect([memory.minibatchReads, memory.updateReads, memory.arraysUntouchedMidUpdate]).toEqual([9, 2 * 9 + 1, false]);
+    expect(run.resumed).toEqual(run.saved);
+  }, 300_000);
 });
 
 describe('reward signals and behavioral cloning on WebGPU (SwiftShader) against wasm', () => {
@@ -221,7 +261,7 @@ describe('choosing WebGPU', () => {
     ]);
     expect([refused.selected, refused.tfjs, refused.updates]).toEqual(['wasm', 'wasm', 'wasm']);
     expect(refused.log[0]).toMatch(
-      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.trainer_type is poca\): running the models on wasm instead\.$/,
+      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.threaded is false\): running the models on wasm instead\.$/,
     );
   }, 120_000);
 

@@ -1,14 +1,18 @@
 import { ActionSpec, ObservationType } from '../../src/env/behavior-spec';
-import { gpuUpdatesRefusal, ppoBehaviorOnGpuRefusal, sacUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
+import { gpuUpdatesRefusal, onPolicyBehaviorOnGpuRefusal, sacUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
 import { load } from '../config/config-helpers';
 import { behavior, entityObservation, vectorObservation, visualObservation } from '../networks/model-fixtures';
 
 const THREADED_PPO = 'behaviors:\n  Ball:\n    trainer_type: ppo\n    threaded: true\n';
 const THREADED_SAC = 'behaviors:\n  Ball:\n    trainer_type: sac\n    threaded: true\n';
+const THREADED_POCA = 'behaviors:\n  Ball:\n    trainer_type: poca\n    threaded: true\n';
 const MEMORY = '    network_settings:\n      memory:\n        memory_size: 16\n';
 
 describe('gpuUpdatesRefusal', () => {
-  it('takes threaded PPO with memory, its reward signals and behavioral cloning, and threaded SAC without memory on any reward signals', () => {
+  it('takes threaded PPO and POCA with memory, their reward signals and behavioral cloning, and threaded SAC without memory on any reward signals', () => {
+    expect(gpuUpdatesRefusal(load(THREADED_POCA).options)).toBeNull();
+    expect(gpuUpdatesRefusal(load(`${THREADED_POCA}${MEMORY}`).options)).toBeNull();
+    expect(gpuUpdatesRefusal(load(`${THREADED_POCA}    behavioral_cloning:\n      demo_path: a.demo\n`).options)).toBeNull();
     expect(gpuUpdatesRefusal(load(THREADED_PPO).options)).toBeNull();
     expect(gpuUpdatesRefusal(load(`${THREADED_PPO}${MEMORY}`).options)).toBeNull();
     const signals = `${THREADED_PPO}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n      rnd: {}\n      gail:\n        demo_path: a.demo\n    behavioral_cloning:\n      demo_path: a.demo\n`;
@@ -23,9 +27,10 @@ describe('gpuUpdatesRefusal', () => {
     ['behaviors:\n  Ball:\n    trainer_type: ppo\n', 'behaviors.Ball.threaded is false'],
     [`${THREADED_SAC}${MEMORY}`, 'behaviors.Ball.network_settings.memory is set'],
     [`${THREADED_SAC}    behavioral_cloning: {demo_path: expert.demo}\n`, 'behaviors.Ball.behavioral_cloning is set'],
-    [`${THREADED_PPO}default_settings:\n  trainer_type: poca\n`, 'default_settings.trainer_type is poca'],
+    ['behaviors:\n  Ball:\n    trainer_type: poca\n', 'behaviors.Ball.threaded is false'],
+    [`${THREADED_PPO}default_settings:\n  trainer_type: poca\n`, 'default_settings.threaded is false'],
   ])('names the setting that keeps the updates off WebGPU', (yaml, setting) => {
-    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's updates, and SAC's without memory or behavioral cloning, in their thread)`);
+    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's and POCA's updates, and SAC's without memory or behavioral cloning, in their thread)`);
   });
 
   it('refuses --inference: it runs no updates', () => {
@@ -47,20 +52,20 @@ describe('sacUpdatesOnGpuRefusal', () => {
   });
 });
 
-describe('ppoBehaviorOnGpuRefusal', () => {
+describe('onPolicyBehaviorOnGpuRefusal', () => {
   const camera = { observationSpecs: [visualObservation(3, 36, 36), vectorObservation(4)], actionSpec: ActionSpec.createDiscrete([3]) };
   const settings = (policyEncoder: string, signalEncoder: string) =>
     load(`${THREADED_PPO}    network_settings:\n      vis_encode_type: ${policyEncoder}\n    reward_signals:\n      extrinsic: {}\n      curiosity:\n        network_settings:\n          vis_encode_type: ${signalEncoder}\n`).options.behaviors.Ball;
 
   it('takes every observation of the policy, resnet included, and checks each reward signal\'s, naming the signal', () => {
-    expect(ppoBehaviorOnGpuRefusal(camera, settings('resnet', 'nature_cnn'))).toBeNull();
-    expect(ppoBehaviorOnGpuRefusal(camera, settings('simple', 'resnet'))).toBe(
+    expect(onPolicyBehaviorOnGpuRefusal(camera, settings('resnet', 'nature_cnn'))).toBeNull();
+    expect(onPolicyBehaviorOnGpuRefusal(camera, settings('simple', 'resnet'))).toBe(
       'reward_signals.curiosity: its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU',
     );
     // Without images, resnet is never run.
-    expect(ppoBehaviorOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4)] }, settings('simple', 'resnet'))).toBeNull();
+    expect(onPolicyBehaviorOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4)] }, settings('simple', 'resnet'))).toBeNull();
     // The policy's attention runs there; a signal's would read mid-pass.
     const entities = { ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] };
-    expect(ppoBehaviorOnGpuRefusal(entities, settings('simple', 'simple'))).toMatch(/^reward_signals\.curiosity: its observation buffer10x5 \(10x5\) is not a vector nor an image/);
+    expect(onPolicyBehaviorOnGpuRefusal(entities, settings('simple', 'simple'))).toMatch(/^reward_signals\.curiosity: its observation buffer10x5 \(10x5\) is not a vector nor an image/);
   });
 });

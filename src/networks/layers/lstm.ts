@@ -22,7 +22,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { ReadingPass, readTogether, tensorValues, transposeInto, writeGradient } from '../tensor-io';
+import { ReadingPass, readTogether, runPass, scoped, transposeInto, writeGradient } from '../tensor-io';
 import { initializeLinearWeights } from './dense';
 import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, blockValues, deviceBlock } from './layer';
 
@@ -102,8 +102,14 @@ export class Lstm {
    * initial [h | c] of each sequence (batch x 2H). With `keep`, remembers what backward() needs.
    */
   forward(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): LstmOutput {
+    return runPass(scoped(this.forwardPass(input, memories, batch, steps, parameters, keep)));
+  }
+
+  /** forward() as a reading pass (tensor-io.ts): the input's projection is read back for the recurrence; run it scoped(). */
+  *forwardPass(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): ReadingPass<LstmOutput> {
     this.checkSizes(input.length, memories, batch, steps);
-    return this.recur(this.inputProjection(input, batch * steps, parameters), input, memories, batch, steps, blockValues(parameters, this.weightHh), keep);
+    const projection: Float32Array = yield this.inputProjection(input, batch * steps, parameters);
+    return this.recur(projection, input, memories, batch, steps, blockValues(parameters, this.weightHh), keep);
   }
 
   /**
@@ -142,21 +148,29 @@ export class Lstm {
     gradient: Float32Array,
     needInput: boolean,
   ): { input: Float32Array | null; memories: Float32Array } {
+    return runPass(scoped(this.backwardPass(outputGradient, finalMemoryGradient, parameters, gradient, needInput)));
+  }
+
+  /** backward() as a reading pass (tensor-io.ts): the input's gradient is read back; run it scoped(). */
+  *backwardPass(
+    outputGradient: Float32Array,
+    finalMemoryGradient: Float32Array | null,
+    parameters: Float32Array,
+    gradient: Float32Array,
+    needInput: boolean,
+  ): ReadingPass<{ input: Float32Array | null; memories: Float32Array }> {
     const pass = this.keptPass();
     if (!(pass.input instanceof Float32Array)) throw new Error('The LSTM kept a feature-major pass: its backward is backwardColumns().');
     const { gateGradients, memories } = this.throughTime(pass, outputGradient, finalMemoryGradient, gradient);
     const rows = pass.batch * pass.steps;
     const gates = 4 * this.hiddenSize;
-    const input = pass.input;
-    let inputGradient: Float32Array | null = null;
-    tf.tidy(() => {
-      const dz = tf.tensor2d(gateGradients, [rows, gates]);
-      const dzT = this.parameterGradients(pass, gateGradients, gradient);
-      // No product with a transpose flag (slow on wasm): dz^T is transposed in JavaScript.
-      writeGradient(tf.matMul(dzT, tf.tensor2d(input, [rows, this.inputs])), gradient, this.weightIh.offset);
-      if (needInput) inputGradient = tensorValues(tf.matMul(dz, tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs])));
-    });
-    return { input: inputGradient, memories };
+    const dzT = this.parameterGradients(pass, gateGradients, gradient);
+    // No product with a transpose flag (slow on wasm): dz^T is transposed in JavaScript.
+    writeGradient(tf.matMul(dzT, tf.tensor2d(pass.input, [rows, this.inputs])), gradient, this.weightIh.offset);
+    if (!needInput) return { input: null, memories };
+    const dz = tf.tensor2d(gateGradients, [rows, gates]);
+    const input: Float32Array = yield tf.matMul(dz, tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]));
+    return { input, memories };
   }
 
   /**
@@ -338,15 +352,13 @@ export class Lstm {
     return tf.tensor1d(Float32Array.from(blockValues(parameters, this.biasIh), (v, k) => v + parameters[this.biasHh.offset + k]));
   }
 
-  /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs), as rows x 4H values. */
-  private inputProjection(input: Float32Array, rows: number, parameters: Float32Array): Float32Array {
+  /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs): rows x 4H. */
+  private inputProjection(input: Float32Array, rows: number, parameters: Float32Array): tf.Tensor2D {
     const gates = 4 * this.hiddenSize;
     const transposed = new Float32Array(this.inputs * gates);
     transposeInto(blockValues(parameters, this.weightIh), gates, this.inputs, transposed);
-    return tf.tidy(() => {
-      const x = tf.tensor2d(input, [rows, this.inputs]);
-      return tensorValues(tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }));
-    });
+    const x = tf.tensor2d(input, [rows, this.inputs]);
+    return tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }) as tf.Tensor2D;
   }
 
   /**
