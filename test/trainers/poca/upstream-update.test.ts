@@ -22,6 +22,7 @@ import { PocaTrainer, PocaTrainerSettings } from '../../../src/trainers/poca/tra
 import { pocaMinibatchOf } from '../../../src/trainers/poca/update';
 import { standardized } from '../../../src/trainers/ppo/update';
 import { GroupmateStatus, Trajectory } from '../../../src/trainers/trajectory';
+import { caseConfiguration, upstreamCase } from '../../cli/upstream-cases';
 import { load } from '../../config/config-helpers';
 import { expectCloseToScale } from '../../helpers/expect-close';
 import { pocaCriticTorchName } from '../../helpers/torch-layouts';
@@ -63,14 +64,9 @@ const SPEC: BehaviorSpec = {
   actionSpec: new ActionSpec(0, [2]),
 };
 
-/** Upstream's poca_dummy_config: built in Python, its epsilon and beta schedules keep POCASettings' default (linear). */
+/** test_simple_poca's configuration: upstream's poca_dummy_config. */
 function settings(): PocaTrainerSettings {
-  const { options } = load(
-    'behaviors:\n  1D:\n    trainer_type: poca\n' +
-      '    hyperparameters: {learning_rate: 5.0e-3, learning_rate_schedule: constant, epsilon_schedule: linear, beta_schedule: linear, batch_size: 16, buffer_size: 64}\n' +
-      '    network_settings: {num_layers: 1, hidden_units: 32}\n' +
-      '    summary_freq: 500\n    max_steps: 3000\n    threaded: false\n',
-  );
+  const { options } = load(caseConfiguration(upstreamCase('test_simple_poca[(0, 1)]')));
   return settingsForBehavior(options, '1D', memoryLogger()) as PocaTrainerSettings;
 }
 
