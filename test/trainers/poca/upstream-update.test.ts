@@ -1,13 +1,16 @@
 /**
- * POCA's trajectory processing and update against Unity ML-Agents' own: fixtures/poca-update.json
- * holds what upstream's POCATrainer (release_21, torch; recorded by the script beside it) did on
- * test_simple_poca's case (MultiAgentEnvironment of 2 agents, one branch of 2, poca_dummy_config)
- * up to its first update: the weights, every trajectory as its agent processor built it (the
- * first finisher's ends while its groupmate goes on, so it is bootstrapped from the group's
- * value; the last one's ends the group's episode), what processing made of each (rewards with
- * the groupmates' and the group's, baselines, TD(lambda) returns, advantages), and one update on
- * the first batch_size rows after the advantages' standardization (losses and gradients). Ours,
- * loaded with the same weights and fed the same trajectories, must give the same numbers.
+ * POCA's trajectory processing and update against Unity ML-Agents' own: each fixture holds what
+ * upstream's POCATrainer (release_21, torch; recorded by the script beside it) did on
+ * test_simple_poca's case (MultiAgentEnvironment of 2 agents, one branch of 2, poca_dummy_config,
+ * seed 1) for one update: poca-update-1.json its first (initial weights), poca-update-20.json its
+ * twentieth (step 1417, weights partly trained, the first finisher's bootstrap well above 0).
+ * Each holds the weights, every trajectory since the update before as its agent processor built
+ * it (the first finisher's ends while its groupmate goes on, so it is bootstrapped from the
+ * group's value; the last one's ends the group's episode), what processing made of each (rewards
+ * with the groupmates' and the group's, baselines, TD(lambda) returns, advantages), and the
+ * update on the first batch_size rows after the advantages' standardization (losses and
+ * gradients). Ours, loaded with the same weights and fed the same trajectories, must give the
+ * same numbers.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -52,12 +55,14 @@ interface Fixture {
   critic: Record<string, number[]>;
   trajectories: RecordedTrajectory[];
   standardized_advantages: number[];
+  current_max_agents: number;
   losses: Record<string, number>;
   gradients: Record<'actor' | 'critic', Record<string, number[]>>;
   step: number;
 }
 
-const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'poca-update.json'), 'utf8')) as Fixture;
+const FIXTURES = ['poca-update-1.json', 'poca-update-20.json'];
+const readFixture = (name: string) => JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', name), 'utf8')) as Fixture;
 
 const SPEC: BehaviorSpec = {
   observationSpecs: [{ shape: [1], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'obs_0' }],
@@ -123,11 +128,12 @@ function trajectoryOf(recorded: RecordedTrajectory): Trajectory {
 }
 
 /** A trainer with upstream's weights that has processed upstream's trajectories. */
-function processedTrainer(): PocaTrainer {
+function processedTrainer(fixture: Fixture): PocaTrainer {
   const trainer = new PocaTrainer({ behaviorName: '1D', spec: SPEC, settings: settings(), stats: new StatsRegistry().reporter('1D'), seed: 1 });
   loadWeights(trainer.model.parameters, trainer.model.blocks, fixture.actor, actorTorchName);
   trainer.model.parametersChanged();
   loadWeights(trainer.critic.parameters, trainer.critic.blocks, fixture.critic, pocaCriticTorchName);
+  trainer.critic.maxAgents = fixture.current_max_agents;
   trainer.critic.parametersChanged();
   for (const recorded of fixture.trajectories) trainer.processTrajectory(trajectoryOf(recorded));
   return trainer;
@@ -139,15 +145,16 @@ beforeAll(async () => {
 
 describe("POCA's processing and update against upstream's", () => {
   it('records a first finisher bootstrapped from its group and a last one ending the group episode', () => {
-    const [first, last] = fixture.trajectories;
+    const [first, last] = readFixture('poca-update-1.json').trajectories;
     expect([first.done_reached, first.all_group_dones_reached]).toEqual([true, false]);
     expect([last.done_reached, last.all_group_dones_reached]).toEqual([true, true]);
     expect(trajectoryOf(first).teammateDonesReached).toBe(false);
     expect(trajectoryOf(last).teammateDonesReached).toBe(true);
   });
 
-  it("gives upstream's rewards, baselines, returns and advantages for each trajectory", () => {
-    const buffer = processedTrainer().updateBuffer;
+  it.each(FIXTURES)("gives upstream's rewards, baselines, returns and advantages for each trajectory (%s)", (name) => {
+    const fixture = readFixture(name);
+    const buffer = processedTrainer(fixture).updateBuffer;
     const column = (key: string, start: number, n: number) => buffer.get(key).rows.subarray(start, start + n);
     let start = 0;
     fixture.trajectories.forEach((recorded, i) => {
@@ -161,19 +168,19 @@ describe("POCA's processing and update against upstream's", () => {
     expect(buffer.numExperiences).toBe(start);
   });
 
-  it("gives upstream's losses and gradients on its first minibatch", () => {
-    const trainer = processedTrainer();
+  it.each(FIXTURES)("gives upstream's losses and gradients on the update's first minibatch (%s)", (name) => {
+    const fixture = readFixture(name);
+    const trainer = processedTrainer(fixture);
     const buffer = trainer.updateBuffer;
     const advantages = buffer.get(BufferKey.ADVANTAGES);
     advantages.set(standardized(advantages.rows), 1);
     expectCloseToScale(advantages.rows, fixture.standardized_advantages, 'standardized advantages');
-    expect(trainer.step).toBe(fixture.step);
 
     const optimizer = trainer.optimizer;
     const actorApply = jest.spyOn(optimizer.actorAdam, 'apply');
     const criticApply = jest.spyOn(optimizer.criticAdam, 'apply');
     const batch = pocaMinibatchOf(buffer.makeMiniBatch(0, trainer.settings.hyperparameters.batch_size), ['extrinsic'], null);
-    const stats = optimizer.update(batch, trainer.step);
+    const stats = optimizer.update(batch, fixture.step);
     for (const key of ['Losses/Policy Loss', 'Losses/Value Loss', 'Losses/Baseline Loss', 'Policy/Epsilon', 'Policy/Beta'] as const) {
       expect(stats[key]).toBeCloseTo(fixture.losses[key], 5);
     }
