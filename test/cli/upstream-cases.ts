@@ -66,11 +66,16 @@ export interface SelfPlayCase {
 /** Where a case's recorded demonstration goes, relative to its run's folder. */
 const DEMO_PATH = 'demos/1D.demo';
 
-/** upstream's ppo_dummy_config(), sac_dummy_config() and poca_dummy_config() (dummy_config.py). */
+/**
+ * upstream's ppo_dummy_config(), sac_dummy_config() and poca_dummy_config() (dummy_config.py).
+ * Built in Python, PPO's and POCA's keep their settings classes' linear epsilon and beta
+ * schedules beside the constant learning rate; from YAML both would follow learning_rate_schedule
+ * (upstream's check_hyperparam_schedules), so they are written out.
+ */
 const DUMMY_CONFIGS = {
   ppo: {
     trainer_type: 'ppo',
-    hyperparameters: { learning_rate: 5.0e-3, learning_rate_schedule: 'constant', batch_size: 16, buffer_size: 64 },
+    hyperparameters: { learning_rate: 5.0e-3, learning_rate_schedule: 'constant', epsilon_schedule: 'linear', beta_schedule: 'linear', batch_size: 16, buffer_size: 64 },
     network_settings: { num_layers: 1, hidden_units: 32 },
     summary_freq: 500,
     threaded: false,
@@ -92,7 +97,7 @@ const DUMMY_CONFIGS = {
   },
   poca: {
     trainer_type: 'poca',
-    hyperparameters: { learning_rate: 5.0e-3, learning_rate_schedule: 'constant', batch_size: 16, buffer_size: 64 },
+    hyperparameters: { learning_rate: 5.0e-3, learning_rate_schedule: 'constant', epsilon_schedule: 'linear', beta_schedule: 'linear', batch_size: 16, buffer_size: 64 },
     network_settings: { num_layers: 1, hidden_units: 32 },
     summary_freq: 500,
     threaded: false,

@@ -37,3 +37,14 @@ export function converted(block: ParameterBlock, values: ArrayLike<number>, toOu
   result.set(Array.from(values));
   return result;
 }
+
+/** Upstream's name (POCAValueNetwork) for a block of our POCA critic (its LinearEncoder puts an activation after each layer: our layer l is its module 2l). */
+export function pocaCriticTorchName(block: string): string {
+  return block
+    .replace(/^critic\.observation_encoder\.(\d+)\./, 'network_body.observation_encoder.processors.$1.')
+    .replace(/^critic\.observation_encoder\./, 'network_body.observation_encoder.')
+    .replace(/^critic\.(obs_encoder|obs_action_encoder|self_attn)\./, 'network_body.$1.')
+    .replace(/^critic\.linear_encoder\.(\d+)\./, (_, l: string) => `network_body.linear_encoder.seq_layers.${2 * Number(l)}.`)
+    .replace(/^critic\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$1_l0')
+    .replace(/^critic\.value_heads\./, 'value_heads.value_heads.');
+}

@@ -15,7 +15,7 @@ import { selectBackend } from '../../src/networks/backend';
 import { blockValues } from '../../src/networks/layers/layer';
 import { CriticEstimates, GroupActionBatch, PocaCritic } from '../../src/networks/poca-critic';
 import { expectCloseToScale } from '../helpers/expect-close';
-import { converted } from '../helpers/torch-layouts';
+import { converted, pocaCriticTorchName } from '../helpers/torch-layouts';
 import { entityObservation, network, vectorObservation, visualObservation } from './model-fixtures';
 
 interface Case {
@@ -59,23 +59,12 @@ const CASES: Array<[string, BehaviorSpec, ReturnType<typeof network>]> = [
   ['memory', { observationSpecs: [vectorObservation(3)], actionSpec: new ActionSpec(0, [3]) }, network({ hidden_units: 8, num_layers: 2, memory: { memory_size: 6, sequence_length: 2 } })],
 ];
 
-/** Upstream's name for our block (its LinearEncoder puts an activation after each layer: our layer l is its module 2l). */
-function torchName(block: string): string {
-  return block
-    .replace(/^critic\.observation_encoder\.(\d+)\./, 'network_body.observation_encoder.processors.$1.')
-    .replace(/^critic\.observation_encoder\./, 'network_body.observation_encoder.')
-    .replace(/^critic\.(obs_encoder|obs_action_encoder|self_attn)\./, 'network_body.$1.')
-    .replace(/^critic\.linear_encoder\.(\d+)\./, (_, l: string) => `network_body.linear_encoder.seq_layers.${2 * Number(l)}.`)
-    .replace(/^critic\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$1_l0')
-    .replace(/^critic\.value_heads\./, 'value_heads.value_heads.');
-}
-
 /** Our critic with upstream's weights, every one of them loaded. */
 export function upstreamCritic(upstream: Case, spec: BehaviorSpec, settings: ReturnType<typeof network>): PocaCritic {
   const critic = new PocaCritic(spec, settings, SIGNALS, 1);
   const loaded = new Set<string>();
   for (const block of critic.blocks) {
-    const theirs = torchName(block.name);
+    const theirs = pocaCriticTorchName(block.name);
     if (upstream.parameters[theirs] === undefined) throw new Error(`The fixture has no ${theirs} for ${block.name}.`);
     blockValues(critic.parameters, block).set(converted(block, upstream.parameters[theirs], true));
     loaded.add(theirs);
@@ -147,7 +136,7 @@ describe("POCA's critic against upstream's", () => {
 
     const { gradient } = critic.computeGradient(batch, recordedLoss(upstream), sequences);
     for (const block of critic.blocks) {
-      const theirs = upstream.gradients[torchName(block.name)];
+      const theirs = upstream.gradients[pocaCriticTorchName(block.name)];
       expectCloseToScale(blockValues(gradient, block), converted(block, theirs, true), `gradient of ${block.name}`, 1e-3);
     }
   });

@@ -463,6 +463,38 @@ describe('SimpleGoal: group variant (upstream\'s MultiAgentEnvironment)', () => 
     expect(shownGoal(decision, 0)).toBe(shownGoal(decision, 1));
   });
 
+  it('steps a member that finished first and comes after the last finisher once more with its last action as the group starts again, as upstream', async () => {
+    const env = await launch(['--group']);
+    let [decision, terminal] = env.getSteps(BEHAVIOR);
+    const goal = shownGoal(decision, 0);
+    // Agent 1 goes to the goal, agent 0 stays.
+    for (let i = 0; i < 5; i++) {
+      act(env, (g, row) => (row === 1 ? optimal(g, row) : { continuous: [0] }), [goal, goal]);
+      await env.step();
+    }
+    [decision, terminal] = env.getSteps(BEHAVIOR);
+    expect(Array.from(terminal.agentId)).toEqual([1]);
+    // Agent 0 goes to the goal, the last to finish.
+    for (let i = 0; i < 5; i++) {
+      act(env, optimal, [goal]);
+      await env.step();
+    }
+    [decision, terminal] = env.getSteps(BEHAVIOR);
+    expect(Array.from(terminal.agentId)).toEqual([0]);
+    expect(Array.from(terminal.groupReward)).toEqual([SUCCESS]);
+    expect(Array.from(decision.agentId)).toEqual([0, 1]);
+    // Agent 1 has moved toward the old goal once more: that step's time penalty comes with its first decision.
+    expect(Array.from(decision.reward)).toEqual([0, STEP_REWARD]);
+    // So 4 moves that way end its episode, while agent 0 is 0.8 from its start.
+    for (let i = 0; i < 4; i++) {
+      act(env, () => ({ continuous: [goal] }), [goal, goal]);
+      await env.step();
+    }
+    [decision, terminal] = env.getSteps(BEHAVIOR);
+    expect(Array.from(terminal.agentId)).toEqual([1]);
+    expect(Array.from(decision.agentId)).toEqual([0]);
+  });
+
   it('when both finish at the same step: the first gets its capped reward, the last the group reward', async () => {
     const env = await launch(['--group', '--continuous', '0', '--discrete', '1']);
     // Agent 0 the wrong way, agent 1 the right way.

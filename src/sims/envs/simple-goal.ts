@@ -17,7 +17,8 @@
  * Variants: --memory shows the goal for the first steps only (MemoryEnvironment); --group puts
  * the agents of a training area in one group (MultiAgentEnvironment): an agent that finishes
  * first stops asking for decisions and waits for the others, and the last one to finish brings
- * the group reward.
+ * the group reward (the waiting ones listed after it then repeat their last action once, as in
+ * upstream's loop).
  */
 import { Academy } from '../sdk/academy';
 import { ActionBuffers, Agent, ObservationSpecDef, ObservationWriter, PausableBehavior } from '../sdk/agent';
@@ -222,13 +223,18 @@ class GoalGroup {
 
   /**
    * Records that `agent` reached the end; true when it was the last of the group to do so, in
-   * which case the whole group asks for decisions again from the next step.
+   * which case the whole group asks for decisions again from the next step. Upstream clears its
+   * done flags in the middle of its loop over the agents, so the members after the last finisher
+   * (all finished before it) take their last action once more at the same step, from the start of
+   * their new episode: that step's reward comes with their first decision, which trainers ignore,
+   * but they start it one step away from 0.
    */
   finish(agent: SimpleGoalAgent): boolean {
     this.finished.add(agent);
     agent.pauseDecisions(true);
     if (this.finished.size < this.members.length) return false;
     this.restart();
+    for (const later of this.members.slice(this.members.indexOf(agent) + 1)) later.repeatLastAction();
     return true;
   }
 
@@ -257,6 +263,8 @@ export class SimpleGoalAgent extends Agent {
   /** Upstream's step_count: it goes up once per action dimension at each step. */
   private actionSteps = 0;
   private readonly decisions: PausableBehavior;
+  /** The last action taken, which a waiting member of a group repeats when its group starts again (GoalGroup.finish). */
+  private readonly lastAction: ActionBuffers;
 
   constructor(
     private readonly config: SimpleGoalConfig,
@@ -274,6 +282,7 @@ export class SimpleGoalAgent extends Agent {
     );
     super(behavior);
     this.decisions = behavior;
+    this.lastAction = new ActionBuffers(config.continuousActions, config.discreteBranches);
     this.positions = new Float64Array(config.continuousActions + config.discreteBranches);
     if (group !== null) {
       this.groupId = group.id;
@@ -308,6 +317,8 @@ export class SimpleGoalAgent extends Agent {
   }
 
   override onActionReceived(actions: ActionBuffers): void {
+    this.lastAction.continuous.set(actions.continuous);
+    this.lastAction.discrete.set(actions.discrete);
     this.move(actions);
     const done = this.atAnEnd();
     const reward = done ? this.endReward() : -TIME_PENALTY;
@@ -325,6 +336,11 @@ export class SimpleGoalAgent extends Agent {
       this.addReward(Math.min(-TIME_PENALTY, reward));
     }
     this.endEpisode();
+  }
+
+  /** Takes the last action again, as an action of the current episode. */
+  repeatLastAction(): void {
+    this.onActionReceived(this.lastAction);
   }
 
   /** Goes straight to the goal at full speed: the episode ends after int(1 / step size) steps. */

@@ -70,7 +70,7 @@ export function updatePocaPassOnBuffer(optimizer: PocaOptimizer, buffer: AgentBu
 }
 
 /** A POCA minibatch of a buffer's rows: PPO's, the baselines and the group; `sequenceLength` with memory (null without). */
-function pocaMinibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLength: number | null): PocaMinibatch {
+export function pocaMinibatchOf(batch: AgentBuffer, signals: readonly string[], sequenceLength: number | null): PocaMinibatch {
   const oldBaselines: Record<string, Float32Array> = {};
   for (const signal of signals) oldBaselines[signal] = batch.get(RewardSignalKeys.baselineEstimates(signal)).rows;
   const ppo = minibatchOf(batch, signals, sequenceLength);

@@ -177,7 +177,7 @@ function observationKeys(buffer: AgentBuffer): string[] {
 }
 
 /** (x - mean) / (std + 1e-10), std the population one, as upstream normalizes advantages. */
-function standardized(values: Float32Array): Float32Array {
+export function standardized(values: Float32Array): Float32Array {
   let sum = 0;
   for (const v of values) sum += v;
   const m = values.length === 0 ? 0 : sum / values.length;
