@@ -117,15 +117,15 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
 });
 
 describe('SAC on WebGPU (SwiftShader) against wasm', () => {
-  // Largest difference measured: 4.3e-7 of the largest parameter (the continuous case's model after two updates).
+  // Largest difference measured: 4.3e-7 of the largest parameter (the continuous case's model after two updates; 4.1e-7 with memory, Q2).
   const TOLERANCE = 5e-6;
 
-  onSwiftShader('updates give wasm\'s parameters and losses, continuous, discrete and hybrid, and the checkpoint resumes on wasm', () => {
+  onSwiftShader('updates give wasm\'s parameters and losses, continuous, discrete, hybrid and with memory, and the checkpoint resumes on wasm', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-sac-')), 'sac.json');
     runOnSwiftShader('webgpu-sac-update.ts', ['webgpu-software', file]);
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SacUpdateFile;
     expect(run.backend).toBe('webgpu');
-    expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid']);
+    expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid', 'memory', 'memory, small']);
     for (const [name, { wasm, compared, wasmLosses, comparedLosses }] of Object.entries(run.cases)) {
       for (const key of Object.keys(wasm) as Array<keyof SacParameters>) {
         expect(wasm[key].length).toBeGreaterThan(0);
@@ -136,7 +136,14 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
     // The target's values, both Q networks at the sampled actions, the actor's and V's heads,
     // dQ/da, the model's gradients, each Q network's output and input gradient on the stored
     // actions, then the Q networks' gradients: 12 reads an update, whatever the batch size.
-    expect(run.transfers.downloads).toBe(12);
+    expect(run.reads.continuous).toBe(12);
+    // Only the actor and V pass through the GPU: their heads, then their gradients.
+    expect(run.reads.discrete).toBe(3);
+    // With memory, each LSTM's input projection forward and its output gradient backward too
+    // (the actor's, V's, each Q network's twice), and V's one step before the target's sequences.
+    expect(run.reads.memory).toBe(24);
+    // Discrete actions only: no dQ/da pass.
+    expect(run.reads['memory, small']).toBe(22);
     expect(run.resumed).toEqual(run.saved);
   }, 120_000);
 });

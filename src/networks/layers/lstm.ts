@@ -100,6 +100,16 @@ export class Lstm {
   }
 
   /**
+   * forward() on a batch-first input tensor (rows x inputs) without keeping the pass, as a
+   * reading pass (tensor-io.ts): the input's projection is read back once for the recurrence.
+   */
+  *forwardPass(input: tf.Tensor2D, memories: Float32Array, batch: number, steps: number, parameters: Float32Array): ReadingPass<LstmOutput> {
+    this.checkSizes(input.size, memories, batch, steps);
+    const projection = yield this.projectRows(input, parameters);
+    return this.recur(projection, input, memories, batch, steps, parameters, false);
+  }
+
+  /**
    * forward() on a feature-major input (inputs x rows, rows = batch x steps, sequence after
    * sequence), as a reading pass (tensor-io.ts): the input's projection runs where the input
    * is and is read back once for the recurrence. Returns the output feature-major (H x rows).
@@ -328,13 +338,15 @@ export class Lstm {
 
   /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs), as rows x 4H values. */
   private inputProjection(input: Float32Array, rows: number, parameters: Float32Array): Float32Array {
+    return tf.tidy(() => tensorValues(this.projectRows(tf.tensor2d(input, [rows, this.inputs]), parameters)));
+  }
+
+  /** inputProjection() of an input tensor, left where it is (rows x 4H). */
+  private projectRows(input: tf.Tensor2D, parameters: Float32Array): tf.Tensor2D {
     const gates = 4 * this.hiddenSize;
     const transposed = new Float32Array(this.inputs * gates);
     transposeInto(blockValues(parameters, this.weightIh), gates, this.inputs, transposed);
-    return tf.tidy(() => {
-      const x = tf.tensor2d(input, [rows, this.inputs]);
-      return tensorValues(tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }));
-    });
+    return tf.fused.matMul({ a: input, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }) as tf.Tensor2D;
   }
 
   /**

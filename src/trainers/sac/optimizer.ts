@@ -241,7 +241,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
 
     // Targets of the Q losses: r + gamma (1 - done) V_target(s'), per reward signal.
     this.target.normalizer?.copyFrom(model.normalizer!);
-    const nextValues = sequences === undefined ? yield* this.target.valuesPass(batch.nextObservations, n) : this.targetValuesInSequences(batch, sequences);
+    const nextValues = sequences === undefined ? yield* this.target.valuesPass(batch.nextObservations, n) : yield* this.targetValuesInSequences(batch, sequences);
     const backups = model.rewardSignals.map((name, s) => {
       const { gamma, strength, ignoreDone } = this.settings.signals[s];
       const next = nextValues[name];
@@ -277,14 +277,14 @@ export class SacOptimizer extends CheckpointedOptimizer {
 
   /**
    * V_target over each sequence's next observations, from the memories V reaches after one step
-   * on the sequence's first observation (upstream's next_value_memories).
+   * on the sequence's first observation (upstream's next_value_memories); a reading pass.
    */
-  private targetValuesInSequences(batch: ReplayRows, sequences: SequenceMemories): Record<string, Float32Array> {
+  private *targetValuesInSequences(batch: ReplayRows, sequences: SequenceMemories): ReadingPass<Record<string, Float32Array>> {
     const n = batch.count;
     const length = sequences.length;
     const firstObservations = batch.observations.map((obs) => rowsAtSequenceStarts(obs, obs.length / n, length));
-    const nextMemories = this.model.criticSequences(firstObservations, n / length, sequences.critic, 1).memories;
-    return this.target.criticSequences(batch.nextObservations, n, nextMemories, length).values;
+    const nextMemories = (yield* this.model.criticSequencesPass(firstObservations, n / length, sequences.critic, 1)).memories;
+    return (yield* this.target.criticSequencesPass(batch.nextObservations, n, nextMemories, length)).values;
   }
 
   /**
