@@ -6,9 +6,9 @@
  *   encoder, variable-length observations, goal signals), with or without memory, with its reward
  *   signals' updates (curiosity, RND, GAIL) and behavioral cloning on vector and image
  *   observations (every visual encoder of theirs but resnet);
- * - SAC's update in its update thread, with or without memory, on vector and image observations
- *   (every visual encoder but resnet); its reward signals are evaluated and trained on the acting
- *   thread.
+ * - SAC's update in its update thread, with or without memory, with behavioral cloning, on vector
+ *   and image observations (every visual encoder but resnet); its reward signals are evaluated
+ *   and trained on the acting thread.
  * The observations a behavior sends are known only once it connects: the trainers ask
  * ppoBehaviorOnGpuRefusal or sacUpdatesOnGpuRefusal then, and workerBackendFor acts on the answer.
  */
@@ -25,7 +25,7 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's updates, and SAC's without behavioral cloning, in their thread)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's and SAC's updates in their thread)`;
   }
   return null;
 }
@@ -74,6 +74,5 @@ function readsMidPass(spec: BehaviorSpec, encoder: EncoderType): string | null {
 function settingsRefusal(settings: TrainerSettings): string | null {
   if (settings.trainer_type !== 'ppo' && settings.trainer_type !== 'sac') return `trainer_type is ${settings.trainer_type}`;
   if (!settings.threaded) return 'threaded is false';
-  if (settings.trainer_type === 'sac' && settings.behavioral_cloning !== null) return 'behavioral_cloning is set';
   return null;
 }

@@ -120,12 +120,14 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
   // Largest difference measured: 4.3e-7 of the largest parameter (the continuous case's model after two updates; 4.1e-7 with memory, Q2).
   const TOLERANCE = 5e-6;
 
-  onSwiftShader('updates give wasm\'s parameters and losses, continuous, discrete, hybrid and with memory, and the checkpoint resumes on wasm', () => {
+  onSwiftShader('updates give wasm\'s parameters and losses, continuous, discrete, hybrid, with memory and with behavioral cloning, and the checkpoint resumes on wasm', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-sac-')), 'sac.json');
     runOnSwiftShader('webgpu-sac-update.ts', ['webgpu-software', file]);
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SacUpdateFile;
     expect(run.backend).toBe('webgpu');
-    expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid', 'memory', 'memory, small']);
+    expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid', 'memory', 'memory, small', 'behavioral cloning']);
+    // Cloning's loss after the four of each update.
+    expect(run.cases['behavioral cloning'].wasmLosses).toHaveLength(10);
     for (const [name, { wasm, compared, wasmLosses, comparedLosses }] of Object.entries(run.cases)) {
       for (const key of Object.keys(wasm) as Array<keyof SacParameters>) {
         expect(wasm[key].length).toBeGreaterThan(0);
@@ -144,6 +146,8 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
     expect(run.reads.memory).toBe(24);
     // Discrete actions only: no dQ/da pass.
     expect(run.reads['memory, small']).toBe(22);
+    // Each of cloning's two minibatches (64 demonstrations, batch 32): the actor's heads, then its gradient.
+    expect(run.reads['behavioral cloning']).toBe(12 + 2 * 2);
     expect(run.resumed).toEqual(run.saved);
   }, 120_000);
 });

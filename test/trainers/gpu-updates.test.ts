@@ -8,13 +8,14 @@ const THREADED_SAC = 'behaviors:\n  Ball:\n    trainer_type: sac\n    threaded: 
 const MEMORY = '    network_settings:\n      memory:\n        memory_size: 16\n';
 
 describe('gpuUpdatesRefusal', () => {
-  it('takes threaded PPO with memory, its reward signals and behavioral cloning, and threaded SAC with or without memory on any reward signals', () => {
+  it('takes threaded PPO and SAC, with memory, their reward signals and behavioral cloning', () => {
     expect(gpuUpdatesRefusal(load(THREADED_PPO).options)).toBeNull();
     expect(gpuUpdatesRefusal(load(`${THREADED_PPO}${MEMORY}`).options)).toBeNull();
     const signals = `${THREADED_PPO}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n      rnd: {}\n      gail:\n        demo_path: a.demo\n    behavioral_cloning:\n      demo_path: a.demo\n`;
     expect(gpuUpdatesRefusal(load(signals).options)).toBeNull();
     expect(gpuUpdatesRefusal(load(THREADED_SAC).options)).toBeNull();
     expect(gpuUpdatesRefusal(load(`${THREADED_SAC}${MEMORY}`).options)).toBeNull();
+    expect(gpuUpdatesRefusal(load(`${THREADED_SAC}    behavioral_cloning: {demo_path: expert.demo}\n`).options)).toBeNull();
     // SAC's reward signals are evaluated and trained on the acting thread: only its update goes to the GPU.
     expect(gpuUpdatesRefusal(load(`${THREADED_SAC}    reward_signals:\n      extrinsic: {}\n      curiosity: {}\n`).options)).toBeNull();
   });
@@ -22,10 +23,9 @@ describe('gpuUpdatesRefusal', () => {
   it.each([
     ['behaviors:\n  Ball:\n    trainer_type: sac\n', 'behaviors.Ball.threaded is false'],
     ['behaviors:\n  Ball:\n    trainer_type: ppo\n', 'behaviors.Ball.threaded is false'],
-    [`${THREADED_SAC}    behavioral_cloning: {demo_path: expert.demo}\n`, 'behaviors.Ball.behavioral_cloning is set'],
     [`${THREADED_PPO}default_settings:\n  trainer_type: poca\n`, 'default_settings.trainer_type is poca'],
   ])('names the setting that keeps the updates off WebGPU', (yaml, setting) => {
-    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's updates, and SAC's without behavioral cloning, in their thread)`);
+    expect(gpuUpdatesRefusal(load(yaml).options)).toBe(`${setting} (WebGPU runs PPO's and SAC's updates in their thread)`);
   });
 
   it('refuses --inference: it runs no updates', () => {
