@@ -6,11 +6,10 @@
  *   encoder, variable-length observations, goal signals), with or without memory, with its reward
  *   signals' updates (curiosity, RND, GAIL) and behavioral cloning on vector and image
  *   observations (every visual encoder of theirs but resnet);
- * - SAC's update in its update thread, with or without memory, with behavioral cloning, on vector
- *   and image observations (every visual encoder but resnet); its reward signals are evaluated
- *   and trained on the acting thread.
- * The observations a behavior sends are known only once it connects: the trainers ask
- * ppoBehaviorOnGpuRefusal or sacUpdatesOnGpuRefusal then, and workerBackendFor acts on the answer.
+ * - SAC's update in its update thread, on every observation, with or without memory, with
+ *   behavioral cloning; its reward signals are evaluated and trained on the acting thread.
+ * The observations a behavior sends are known only once it connects: PPO's trainer asks
+ * ppoBehaviorOnGpuRefusal then, and workerBackendFor acts on the answer.
  */
 import type { Logger } from '../common/logger';
 import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
@@ -54,12 +53,6 @@ export function ppoBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSet
     if (refusal !== null) return `reward_signals.${name}: ${refusal}`;
   }
   return null;
-}
-
-/** Why a behavior's observations, and the encoder of its images, keep its SAC updates off WebGPU, or null. */
-export function sacUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType): string | null {
-  const refusal = readsMidPass(spec, encoder);
-  return refusal === null ? null : `SAC's Q networks: ${refusal}`;
 }
 
 /** Which of the behavior's observations would go through a pass that reads mid-way, or null. */

@@ -1,7 +1,7 @@
-import { ActionSpec, ObservationType } from '../../src/env/behavior-spec';
-import { gpuUpdatesRefusal, ppoBehaviorOnGpuRefusal, sacUpdatesOnGpuRefusal } from '../../src/trainers/gpu-updates';
+import { ActionSpec } from '../../src/env/behavior-spec';
+import { gpuUpdatesRefusal, ppoBehaviorOnGpuRefusal } from '../../src/trainers/gpu-updates';
 import { load } from '../config/config-helpers';
-import { behavior, entityObservation, vectorObservation, visualObservation } from '../networks/model-fixtures';
+import { entityObservation, vectorObservation, visualObservation } from '../networks/model-fixtures';
 
 const THREADED_PPO = 'behaviors:\n  Ball:\n    trainer_type: ppo\n    threaded: true\n';
 const THREADED_SAC = 'behaviors:\n  Ball:\n    trainer_type: sac\n    threaded: true\n';
@@ -30,20 +30,6 @@ describe('gpuUpdatesRefusal', () => {
 
   it('refuses --inference: it runs no updates', () => {
     expect(gpuUpdatesRefusal(load(THREADED_PPO, '--inference').options)).toBe('--inference runs no updates');
-  });
-});
-
-describe('sacUpdatesOnGpuRefusal', () => {
-  it('takes vector and image observations and refuses variable-length ones, goal signals and resnet, naming why', () => {
-    expect(sacUpdatesOnGpuRefusal(behavior([8, 3], ActionSpec.createContinuous(2)), 'resnet')).toBeNull();
-    const camera = { observationSpecs: [visualObservation(3, 36, 36), vectorObservation(4)], actionSpec: ActionSpec.createDiscrete([3]) };
-    expect(sacUpdatesOnGpuRefusal(camera, 'nature_cnn')).toBeNull();
-    expect(sacUpdatesOnGpuRefusal(camera, 'resnet')).toBe("SAC's Q networks: its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU");
-    expect(sacUpdatesOnGpuRefusal({ ...camera, observationSpecs: [vectorObservation(4), entityObservation(10, 5)] }, 'simple')).toBe(
-      "SAC's Q networks: its observation buffer10x5 (10x5) is not a vector nor an image: only those update on WebGPU yet",
-    );
-    const goal = vectorObservation(2, ObservationType.GOAL_SIGNAL);
-    expect(sacUpdatesOnGpuRefusal({ ...camera, observationSpecs: [goal] }, 'simple')).toMatch(/^SAC's Q networks: its observation vector2 \(2\) is not a vector nor an image/);
   });
 });
 

@@ -41,7 +41,7 @@ import { runPass } from '../../networks/tensor-io';
 import { SacMinibatch, SacUpdateReply, SacUpdateRequest, createSacModel, minibatchMemory } from './update';
 import { InFlightUpdate, UpdateThread } from '../update-thread';
 import { NonFiniteLossError } from '../non-finite-loss';
-import { sacUpdatesOnGpuRefusal, workerBackendFor } from '../gpu-updates';
+import { updateBackend } from '../../networks/backend';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
 import { RewardBatch, RewardProvider, rewardBatchOf } from '../reward-signals/reward-provider';
 import { createRewardProviders } from '../reward-signals/registry';
@@ -267,7 +267,7 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     const minibatches = [...this.dueMinibatches()];
     this.updateRewardSignals();
     if (minibatches.length === 0) return;
-    this.updateThread ??= new UpdateThread(this.behaviorName, 'sac', workerBackendFor(this.behaviorName, sacUpdatesOnGpuRefusal(this.spec, this.settings.network_settings.vis_encode_type), this.logger), {
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'sac', updateBackend(), {
       behaviorName: this.behaviorName,
       observationSpecs: this.spec.observationSpecs,
       continuousSize: this.spec.actionSpec.continuousSize,
