@@ -4,18 +4,18 @@
  * reading passes (src/networks/tensor-io.ts), and so far that is:
  * - PPO's update in its update thread, on every observation (vectors, images through every visual
  *   encoder, variable-length observations, goal signals), with or without memory, with its reward
- *   signals' updates (curiosity, RND, GAIL) and behavioral cloning on vector and image
- *   observations (every visual encoder of theirs but resnet);
+ *   signals' updates (curiosity, RND, GAIL) and behavioral cloning on every observation too, but
+ *   GAIL on resnet images;
  * - SAC's update in its update thread, on every observation, with or without memory, with
  *   behavioral cloning; its reward signals are evaluated and trained on the acting thread.
  * The observations a behavior sends are known only once it connects: PPO's trainer asks
  * ppoBehaviorOnGpuRefusal then, and workerBackendFor acts on the answer.
  */
 import type { Logger } from '../common/logger';
-import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
-import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
+import type { RunOptions, TrainerSettings } from '../config/settings';
+import type { BehaviorSpec } from '../env/behavior-spec';
 import { BackendName, selectedBackend, updateBackend } from '../networks/backend';
-import { isVariableLength, isVisual } from '../networks/encoders/body-input';
+import { isVisual } from '../networks/encoders/body-input';
 
 /** Why this run's updates cannot run on WebGPU, naming the setting; null when they can. */
 export function gpuUpdatesRefusal(options: RunOptions): string | null {
@@ -42,26 +42,16 @@ export function workerBackendFor(behaviorName: string, refusal: string | null, l
 }
 
 /**
- * Why a behavior's reward signals keep its PPO updates off WebGPU, or null: their networks
- * (GAIL's traced passes above all) still read mid-pass through resnet's max pooling, the entity
- * attention and the hypernetwork. The policy's own networks run there on every observation.
+ * Why a behavior's reward signals keep its PPO updates off WebGPU, or null: GAIL's discriminator
+ * runs traced passes (tfjs's own gradients, for its gradient penalty), where resnet's max pooling
+ * finds each window's maximum by reading it back mid-pass. Every other network, the policy's and
+ * the signals', runs there on every observation.
  */
 export function ppoBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
-  for (const [name, signal] of Object.entries(settings.reward_signals)) {
-    if (name === 'extrinsic') continue;
-    const refusal = readsMidPass(spec, signal.network_settings.vis_encode_type);
-    if (refusal !== null) return `reward_signals.${name}: ${refusal}`;
-  }
-  return null;
-}
-
-/** Which of the behavior's observations would go through a pass that reads mid-way, or null. */
-function readsMidPass(spec: BehaviorSpec, encoder: EncoderType): string | null {
-  if (encoder === 'resnet' && spec.observationSpecs.some((observation) => isVisual(observation.shape))) {
-    return 'its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU';
-  }
-  const other = spec.observationSpecs.find((observation) => isVariableLength(observation) || observation.observationType !== ObservationType.DEFAULT);
-  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update on WebGPU yet`;
+  const gail = settings.reward_signals.gail;
+  if (gail === undefined || gail.network_settings.vis_encode_type !== 'resnet') return null;
+  if (!spec.observationSpecs.some((observation) => isVisual(observation.shape))) return null;
+  return "reward_signals.gail: its images go through resnet, whose max pooling reads mid-pass in GAIL's traced passes: the other encoders update on WebGPU";
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {

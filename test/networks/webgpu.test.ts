@@ -193,6 +193,46 @@ describe('reward signals and behavioral cloning on WebGPU (SwiftShader) against 
   }, 420_000);
 });
 
+describe('reward signals on variable-length observations, goals and resnet on WebGPU (SwiftShader) against wasm', () => {
+  // Largest differences measured, relative to the largest value: 6.5e-5 of the state arrays
+  // (curiosity on resnet: Adam's first steps carry the rounding of gradients near zero), 2.6e-6
+  // of the rewards, 7.3e-7 of a statistic.
+  const TOLERANCE = 2e-4;
+
+  onSwiftShader('curiosity, RND and GAIL (the attention, the hypernetwork) and curiosity and RND on resnet update as on wasm, and their state rewards alike on wasm', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-signal-modules-')), 'signals.json');
+    runOnSwiftShader('webgpu-signals.ts', ['webgpu-software', file, 'modules'], 400_000);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SignalsFile;
+    expect(Object.keys(run.compared)).toEqual([
+      'curiosity, variable-length observations and a goal',
+      'rnd, variable-length observations and a goal',
+      'gail, variable-length observations and a goal',
+      'curiosity, resnet',
+      'rnd, resnet',
+    ]);
+    for (const [label, wasm] of Object.entries(run.wasm)) {
+      const gpu = run.compared[label];
+      expect([label, gpu.backend, wasm.backend]).toEqual([label, 'webgpu', 'wasm']);
+      expectCloseToScale(gpu.state, wasm.state, `${label}: state after two updates`, TOLERANCE);
+      expectCloseToScale(gpu.rewards, wasm.rewards, `${label}: rewards`, TOLERANCE);
+      gpu.stats.forEach((stats, u) => {
+        for (const [tag, value] of Object.entries(stats)) expectCloseToScale([value], [wasm.stats[u][tag]], `${label}: ${tag} of update ${u + 1}`, TOLERANCE);
+      });
+      expect(wasm.stats[0]).not.toEqual(wasm.stats[1]);
+    }
+    // Reads an update: curiosity's 5 and RND's 4 whatever the encoder (the encodings, the outputs
+    // its loss needs, the gradient), GAIL's one.
+    const downloads = Object.fromEntries(Object.entries(run.compared).map(([label, { downloads }]) => [label, downloads]));
+    expect(downloads).toEqual({
+      'curiosity, variable-length observations and a goal': 5,
+      'rnd, variable-length observations and a goal': 4,
+      'gail, variable-length observations and a goal': 1,
+      'curiosity, resnet': 5,
+      'rnd, resnet': 4,
+    });
+  }, 420_000);
+});
+
 describe('choosing WebGPU', () => {
   onSwiftShader('auto refuses the software adapter, a name takes it, and a training run updates on it while acting on wasm', () => {
     const requests = ['auto', 'webgpu', 'webgpu-software', 'webgpu-software:train', 'webgpu-software:refuse'];
