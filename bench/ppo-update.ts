@@ -24,10 +24,11 @@
  * observation of 120 values and one branch of 7, against ML-Agents' TorchPOCAOptimizer on the same
  * shapes (bench/ml-agents-poca-update.py).
  * With --backend webgpu (or webgpu-software, SwiftShader's, for a functional check only: its
- * figures are the CPU's, not a GPU's), 3DBall's row and the visual rows instead run their updates
- * on that backend as the update thread of a training run does (each read awaited; the minibatches
- * made on wasm, where acting stays), beside wasm's, with the transfers of one minibatch, then the
- * reward-signal rows (PPO's minibatch and the signal's update on it; alone with --reward-signals-only).
+ * figures are the CPU's, not a GPU's), 3DBall's row, the visual rows and Hallway's instead run
+ * their updates on that backend as the update thread of a training run does (each read awaited;
+ * the minibatches made on wasm, where acting stays), beside wasm's, with the transfers of one
+ * minibatch (Hallway's alone with --recurrent-only), then the reward-signal rows (PPO's minibatch
+ * and the signal's update on it; alone with --reward-signals-only).
  * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only  --poca-only  --backend webgpu
  */
 import { parseArgs } from 'util';
@@ -164,18 +165,19 @@ async function visualBenchmarks(minSeconds: number): Promise<void> {
  * 3DBall's row and the visual rows with their updates on a WebGPU backend, against wasm's: the
  * same weights and minibatches (made on wasm), each update as the update thread runs it.
  */
-async function gpuBenchmarks(backend: BackendName, minSeconds: number): Promise<void> {
+async function gpuBenchmarks(backend: BackendName, minSeconds: number, recurrentOnly: boolean): Promise<void> {
   const cases = [
-    { label: '3DBall: 8 values, 2x128, batch 64', spec: SPEC, encoder: 'simple' as EncoderType, hiddenUnits: 128, numLayers: 2, normalize: true, batch: BATCH },
-    ...VISUAL_CASES.map((c) => ({ ...c, numLayers: 1, normalize: false })),
-  ];
+    { label: '3DBall: 8 values, 2x128, batch 64', spec: SPEC, encoder: 'simple' as EncoderType, hiddenUnits: 128, numLayers: 2, normalize: true, batch: BATCH, memory: null },
+    ...VISUAL_CASES.map((c) => ({ ...c, numLayers: 1, normalize: false, memory: null })),
+    { label: 'Hallway: 108 values, 2x128, memory 128, sequence 64, batch 128', spec: HALLWAY_SPEC, encoder: 'simple' as EncoderType, hiddenUnits: 128, numLayers: 2, normalize: false, batch: HALLWAY_BATCH, memory: HALLWAY_MEMORY },
+  ].filter((c) => !recurrentOnly || c.memory !== null);
   const rows: string[][] = [];
   let adapter = '';
   for (const c of cases) {
     await selectBackend('wasm', memoryLogger());
-    const model = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize);
-    const batches = ppoMinibatches(model, 4, c.spec, c.batch);
-    const gpuModel = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize);
+    const model = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize, c.memory);
+    const batches = c.memory === null ? ppoMinibatches(model, 4, c.spec, c.batch) : hallwayMinibatches(model);
+    const gpuModel = newModel(c.spec, c.hiddenUnits, c.numLayers, c.encoder, c.normalize, c.memory);
     if (model.normalizer !== null) gpuModel.normalizer!.copyFrom(model.normalizer);
     const optimizer = new PpoOptimizer(model, SETTINGS);
     const wasmMs = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
@@ -223,8 +225,8 @@ async function main(): Promise<void> {
   });
   const minSeconds = Number(values['min-seconds']);
   if (values.backend !== undefined) {
-    if (!values['reward-signals-only']) await gpuBenchmarks(values.backend as BackendName, minSeconds);
-    await gpuRewardSignalBenchmarks(values.backend as BackendName, minSeconds);
+    if (!values['reward-signals-only']) await gpuBenchmarks(values.backend as BackendName, minSeconds, values['recurrent-only'] === true);
+    if (!values['recurrent-only']) await gpuRewardSignalBenchmarks(values.backend as BackendName, minSeconds);
     return;
   }
   const only = [values['visual-only'], values['recurrent-only'], values['reward-signals-only'], values['poca-only']];
@@ -399,23 +401,33 @@ async function gpuRewardSignalBenchmarks(backend: BackendName, minSeconds: numbe
 /** ML-Agents' Python trainer on Hallway's settings, ms per minibatch, measured on this machine with its own optimizer. */
 const HALLWAY_ML_AGENTS_MS = 136;
 
+/** Hallway's shapes (config/ppo/Hallway.yaml): 108 values, one branch of 5, memory 128 over sequences of 64, batch 128. */
+const HALLWAY_MEMORY: MemorySettings = { memory_size: 128, sequence_length: 64 };
+const HALLWAY_BATCH = 128;
+const HALLWAY_SPEC: BehaviorSpec = {
+  observationSpecs: [{ shape: [108], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'rays' }],
+  actionSpec: ActionSpec.createDiscrete([5]),
+};
+
+/** Four minibatches of Hallway's, each sequence from random memories. */
+function hallwayMinibatches(model: ActorCritic): PpoMinibatch[] {
+  const sequences = HALLWAY_BATCH / HALLWAY_MEMORY.sequence_length;
+  const random = new SeededRandom(3);
+  const memories = () => new Float32Array(sequences * HALLWAY_MEMORY.memory_size).map(() => 0.3 * random.gaussian());
+  return Array.from({ length: 4 }, () => {
+    const base = ppoMinibatches(model, 1, HALLWAY_SPEC, HALLWAY_BATCH)[0];
+    return { ...base, masks: new Float32Array(HALLWAY_BATCH).fill(1), sequences: { length: HALLWAY_MEMORY.sequence_length, actor: memories(), critic: memories() } };
+  });
+}
+
 /** One PPO update on Hallway's settings, and acting for 12 agents with memory (wasm backend). */
 async function recurrentBenchmark(minSeconds: number): Promise<void> {
   await selectBackend('wasm', memoryLogger());
-  const memory = { memory_size: 128, sequence_length: 64 };
-  const spec: BehaviorSpec = {
-    observationSpecs: [{ shape: [108], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'rays' }],
-    actionSpec: ActionSpec.createDiscrete([5]),
-  };
-  const model = newModel(spec, 128, 2, 'simple', false, memory);
-  const batch = 128;
-  const sequences = batch / memory.sequence_length;
-  const random = new SeededRandom(3);
-  const memories = () => new Float32Array(sequences * memory.memory_size).map(() => 0.3 * random.gaussian());
-  const batches: PpoMinibatch[] = Array.from({ length: 4 }, () => {
-    const base = ppoMinibatches(model, 1, spec, batch)[0];
-    return { ...base, masks: new Float32Array(batch).fill(1), sequences: { length: memory.sequence_length, actor: memories(), critic: memories() } };
-  });
+  const memory = HALLWAY_MEMORY;
+  const model = newModel(HALLWAY_SPEC, 128, 2, 'simple', false, memory);
+  const batch = HALLWAY_BATCH;
+  const batches = hallwayMinibatches(model);
+  const random = new SeededRandom(4);
   const optimizer = new PpoOptimizer(model, SETTINGS);
   const ms = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
   const perUpdate = (1024 / batch) * 3;

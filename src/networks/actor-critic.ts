@@ -35,7 +35,7 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { ReadingPass, gradientsSettled, passReadingNothing, readTogether, runPass, scoped, tensorValues, transposeInto } from './tensor-io';
+import { ReadingPass, gradientsSettled, passReadingNothing, readTogether, runPass, scoped, tensorValues, transposeInto, writeGradient } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
 import type { EntityObservation } from './encoders/entity-attention';
@@ -164,6 +164,9 @@ interface Network {
   readonly head: Dense;
   /** Row of the head output where the value heads start; -1 when this network has none. */
   readonly valueRow: number;
+  /** Its blocks' stretch of the parameter vector: [start, end). */
+  readonly start: number;
+  readonly end: number;
 }
 
 /**
@@ -231,10 +234,11 @@ export class ActorCritic {
 
     const { allocate, blocks, size: allocated } = sequentialAllocator();
     const addNetwork = (name: string, headParts: readonly DenseOutputPart[]): Network => {
+      const start = allocated();
       const body = new NetworkBody(allocate, name, this.layout, options.network);
       const head = new Dense(allocate, body.outputSize, headParts.map((part) => ({ ...part, name: `${name}.${part.name}` })));
       const valuePart = head.parts.find((part) => part.name.startsWith(`${name}.value_heads.`));
-      return { body, head, valueRow: valuePart?.row ?? -1 };
+      return { body, head, valueRow: valuePart?.row ?? -1, start, end: allocated() };
     };
     // The action model's heads, and the value heads drawn XavierGlorotUniform with gain 1.
     const actorParts = this.actionModel.heads;
@@ -288,15 +292,6 @@ export class ActorCritic {
   /** Tells the model that `parameters` changed, so that the next pass uploads them again. */
   parametersChanged(): void {
     this.version++;
-  }
-
-  /**
-   * Whether every layer takes its weights from the GPU vector during an update (device-parameters.ts):
-   * the dense and convolution layers do; the LSTM's recurrence, the entity attention and the
-   * hypernetwork read `parameters` in JavaScript, so models with them keep the weights there.
-   */
-  get parametersCanStayOnDevice(): boolean {
-    return this.memorySize === 0 && this.layout.entityObservations.length === 0 && !this.actorBody.goalConditioned;
   }
 
   /** Training passes take their weights from `parameters` on the GPU (null: from `this.parameters` again); see device-parameters.ts. */
@@ -416,7 +411,8 @@ export class ActorCritic {
 
   /**
    * criticSequences() as a reading pass (tensor-io.ts), for SAC's update with memory on WebGPU:
-   * the LSTM's input projection is read back once, for the recurrence and the head in JavaScript.
+   * the body encoder's output and the LSTM's input projection are read back, for the recurrence
+   * and the head in JavaScript.
    * Run it scoped().
    */
   *criticSequencesPass(
@@ -429,8 +425,8 @@ export class ActorCritic {
     if (body.memory === null) throw new Error('criticSequences() runs a critic with memory; this one has none.');
     const source = this.parameterSource;
     const rows = yield* body.encodeObservations(observations, this.normalizedInputs(observations, count), count, source, false);
-    const encoding = body.bodyEncoder.forward(tf.tensor2d(rows, [count, this.inputSize]), source, false) as tf.Tensor2D;
-    const recurred = yield* body.memory.forwardPass(encoding, memories, count / sequenceLength, sequenceLength, this.parameters);
+    const encoding: Float32Array = yield body.bodyEncoder.forward(tf.tensor2d(rows, [count, this.inputSize]), source, false);
+    const recurred = yield* body.memory.forwardPass(encoding, memories, count / sequenceLength, sequenceLength, this.parameters, false);
     return { values: this.valuesOf(head.forwardInJavaScript(recurred.output, count, this.parameters, false), count), memories: recurred.memories };
   }
 
@@ -469,9 +465,13 @@ export class ActorCritic {
     }
     const gradient = this.gradient;
     const networks = actorOnly ? this.networks.slice(0, 1) : this.networks;
-    // The backward passes overwrite their own blocks only: the critic's would keep the last call's.
-    if (networks.length < this.networks.length) gradient.fill(0);
     const source = this.parameterSource;
+    // The backward passes overwrite their own blocks only: the critic's would keep the last call's.
+    if (networks.length < this.networks.length) {
+      gradient.fill(0);
+      // With the parameters on the GPU, its zeros are made there rather than sent up with the blocks written in JavaScript.
+      if (source.device) for (const { start, end } of this.networks.slice(networks.length)) writeGradient(tf.fill([end - start], 0), gradient, start);
+    }
     const vectorRows = this.normalizedInputs(observations, count);
     const rows: Float32Array[] = [];
     for (const { body } of networks) rows.push(yield* body.encodeObservations(observations, vectorRows, count, source, true));
@@ -490,7 +490,7 @@ export class ActorCritic {
         rowTensors.set(rows[g], tf.tensor2d(rows[g], [count, this.inputSize]));
       }
       const encoding = body.bodyEncoder.forwardColumns(columns, source, true);
-      const recurred = sequences === undefined ? encoding : yield* body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, this.parameters, true);
+      const recurred = sequences === undefined ? encoding : yield* body.forwardMemoryColumns(encoding, g === 0 ? sequences.actor : sequences.critic, sequences.length, source, true);
       if (source.device) outputTensors.push(head.outputColumnsOnDevice(recurred, source, true));
       else outputs.push(yield* head.forwardOutputColumns(recurred, source, true));
     }

@@ -77,7 +77,7 @@ export interface BackendSelectionOptions {
   readonly allowGpu?: boolean;
   /**
    * Set for a training run: why its updates cannot run on WebGPU, or null when they can (PPO's,
-   * in its update thread: see updateBackend()). Acting reads its actions back at every step, which
+   * POCA's and SAC's, in their update thread: see updateBackend() and trainers/gpu-updates.ts). Acting reads its actions back at every step, which
    * tfjs's webgpu backend cannot do synchronously in Node, so a WebGPU backend chosen for a
    * training run takes the updates only, and the main thread acts on wasm.
    */

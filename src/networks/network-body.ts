@@ -105,16 +105,16 @@ export class NetworkBody {
    * what backwardMemoryColumns() needs. A reading pass (tensor-io.ts): the recurrence runs in
    * JavaScript.
    */
-  *forwardMemoryColumns(encoding: tf.Tensor2D, memories: Float32Array, sequenceLength: number, parameters: Float32Array, keep: boolean): ReadingPass<tf.Tensor2D> {
+  *forwardMemoryColumns(encoding: tf.Tensor2D, memories: Float32Array, sequenceLength: number, source: ParameterSource, keep: boolean): ReadingPass<tf.Tensor2D> {
     if (this.memory === null) return encoding;
     const count = encoding.shape[1];
-    return yield* this.memory.forwardColumns(encoding, memories, count / sequenceLength, sequenceLength, parameters, keep);
+    return yield* this.memory.forwardColumns(encoding, memories, count / sequenceLength, sequenceLength, source, keep);
   }
 
   /** forwardMemoryColumns()'s backward: the gradient of the body encoder's output, feature-major; a reading pass. */
   *backwardMemoryColumns(outputGradient: tf.Tensor2D, source: ParameterSource): ReadingPass<tf.Tensor2D> {
     if (this.memory === null) return outputGradient;
-    return (yield* this.memory.backwardColumns(outputGradient, source.parameters, source.gradient, true))!;
+    return (yield* this.memory.backwardColumns(outputGradient, source, true))!;
   }
 
   /**

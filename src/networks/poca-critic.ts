@@ -34,6 +34,12 @@
  * The backward composes the layers' hand-written ones (dense.ts, entity-embedding.ts,
  * residual-self-attention.ts).
  *
+ * The training pass is a reading pass (tensor-io.ts), so that the update thread runs it on WebGPU:
+ * it reads the heads' output for the loss, and with memory what the LSTM's recurrence, in
+ * JavaScript, needs: the linear encoder's output and the LSTM's input projection, its output
+ * gradient, then its input gradient. Without memory nor variable-length observations the
+ * weights can stay on the GPU for a whole update (device-parameters.ts).
+ *
  * Blocks `critic.observation_encoder...` (images, attention), `critic.obs_encoder...`,
  * `critic.obs_action_encoder...`, `critic.self_attn.fc_*`, `critic.linear_encoder.<l>...`,
  * `critic.lstm...` (memory), `critic.value_heads.<signal>...`, in their own parameter vector.
@@ -52,7 +58,7 @@ import { LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
 import { ResidualSelfAttention } from './layers/residual-self-attention';
 import { RunningNormalizer } from './normalizer';
-import { runPass, tensorValues } from './tensor-io';
+import { ReadingPass, gradientsSettled, runPass, scoped } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 
 /**
@@ -149,6 +155,8 @@ export class PocaCritic {
   private readonly memory: Lstm | null;
   private readonly heads: Dense;
   private version = 0;
+  /** During an update on WebGPU: the parameters on the GPU (device-parameters.ts), which the training passes read. */
+  private deviceParameters: tf.Tensor1D | null = null;
 
   constructor(
     readonly spec: BehaviorSpec,
@@ -197,6 +205,22 @@ export class PocaCritic {
     this.version++;
   }
 
+  /**
+   * Whether every layer can take its weights from the GPU vector during an update
+   * (device-parameters.ts): the critic runs its LSTM and the variable-length observations'
+   * attention through their row passes, which read `parameters` in JavaScript (the actor's
+   * feature-major passes read the GPU vector).
+   */
+  get parametersCanStayOnDevice(): boolean {
+    return this.memory === null && this.layout.entityObservations.length === 0;
+  }
+
+  /** Training passes take their weights from `parameters` on the GPU (null: from `this.parameters` again). */
+  useDeviceParameters(parameters: tf.Tensor1D | null): void {
+    this.deviceParameters = parameters;
+    this.version++;
+  }
+
   /** Adds the agent's own observations to the critic's normalization (upstream normalizes on those alone). */
   updateNormalization(observations: readonly Float32Array[], count: number): void {
     if (this.normalizer === null || count === 0) return;
@@ -208,12 +232,11 @@ export class PocaCritic {
    * With memory, each sample takes one step from its row of `memories` (zeros when not given).
    */
   values(batch: GroupBatch, memories: Float32Array = new Float32Array(batch.count * this.memorySize)): Float32Array[] {
-    return tf.tidy(() => {
-      const members = this.members(batch, null, false);
-      const pooled = this.attention.forward(this.valueEntities(members, batch, false), tf.tensor2d(members.absent, [batch.count, batch.slots + 1]), this.source, false);
-      const { output } = this.headOutput(pooled, members.presence, false, { length: 1, value: memories, baseline: new Float32Array(0) });
-      return this.perSignal(tensorValues(output), 0, batch.count);
+    let values!: Float32Array[];
+    tf.tidy(() => {
+      values = runPass(this.valuePass(batch, memories));
     });
+    return values;
   }
 
   /**
@@ -221,14 +244,11 @@ export class PocaCritic {
    * memory, over whole `sequences`, with the memories after each.
    */
   estimate(batch: GroupActionBatch, sequences?: PocaSequences): CriticEstimates & { readonly memories: PocaMemories } {
-    let output!: Float32Array;
-    let memories!: PocaMemories;
+    let pass!: { output: Float32Array; memories: PocaMemories };
     tf.tidy(() => {
-      const pass = this.forward(batch, false, this.sequencesOf(batch, sequences));
-      output = tensorValues(pass.output);
-      memories = pass.memories;
+      pass = runPass(this.estimatePass(batch, sequences));
     });
-    return { ...this.estimates(output, batch.count), memories };
+    return { ...this.estimates(pass.output, batch.count), memories: pass.memories };
   }
 
   /**
@@ -270,23 +290,35 @@ export class PocaCritic {
     loss: (estimates: CriticEstimates, gradients: CriticEstimates) => T,
     sequences?: PocaSequences,
   ): { gradient: Float32Array; loss: T } {
-    let value!: T;
-    tf.tidy(() => {
-      const n = batch.count;
-      const output = tensorValues(this.forward(batch, true, this.sequencesOf(batch, sequences)).output);
-      const outputGradient = new Float32Array(output.length);
-      const gradients = this.estimates(new Float32Array(output.length), n);
-      value = loss(this.estimates(output, n), gradients);
-      // Back from the per-signal arrays into the heads' rows: value rows first, then baseline rows.
-      const signals = this.rewardSignals.length;
-      for (let s = 0; s < signals; s++) {
-        for (let i = 0; i < n; i++) {
-          outputGradient[i * signals + s] = gradients.values[s][i];
-          outputGradient[(n + i) * signals + s] = gradients.baselines[s][i];
-        }
+    return runPass(scoped(this.gradientPass(batch, loss, sequences)));
+  }
+
+  /**
+   * computeGradient() as a reading pass (tensor-io.ts), for the backends that read asynchronously;
+   * run it scoped(). With the parameters on the GPU (useDeviceParameters), the gradient blocks
+   * wait there for DeviceParameters.step and the returned array is stale.
+   */
+  *gradientPass<T>(
+    batch: GroupActionBatch,
+    loss: (estimates: CriticEstimates, gradients: CriticEstimates) => T,
+    sequences?: PocaSequences,
+  ): ReadingPass<{ gradient: Float32Array; loss: T }> {
+    const n = batch.count;
+    const pass = yield* this.forward(batch, true, this.sequencesOf(batch, sequences));
+    const output: Float32Array = yield pass.output;
+    const outputGradient = new Float32Array(output.length);
+    const gradients = this.estimates(new Float32Array(output.length), n);
+    const value = loss(this.estimates(output, n), gradients);
+    // Back from the per-signal arrays into the heads' rows: value rows first, then baseline rows.
+    const signals = this.rewardSignals.length;
+    for (let s = 0; s < signals; s++) {
+      for (let i = 0; i < n; i++) {
+        outputGradient[i * signals + s] = gradients.values[s][i];
+        outputGradient[(n + i) * signals + s] = gradients.baselines[s][i];
       }
-      this.backward(tf.tensor2d(outputGradient, [2 * n, signals]), n, batch.slots);
-    });
+    }
+    yield* this.backward(tf.tensor2d(outputGradient, [2 * n, signals]), n, batch.slots);
+    if (this.deviceParameters === null) yield* gradientsSettled();
     return { gradient: this.gradient, loss: value };
   }
 
@@ -348,7 +380,7 @@ export class PocaCritic {
   }
 
   private get source(): ParameterSource {
-    return { parameters: this.parameters, gradient: this.gradient, version: this.version };
+    return { parameters: this.parameters, gradient: this.gradient, version: this.version, device: this.deviceParameters };
   }
 
   /**
@@ -370,10 +402,24 @@ export class PocaCritic {
     return sequences;
   }
 
+  /** The value of each sample's group state: the heads' value rows, one array per signal. */
+  private *valuePass(batch: GroupBatch, memories: Float32Array): ReadingPass<Float32Array[]> {
+    const members = yield* this.members(batch, null, false);
+    const pooled = this.attention.forward(this.valueEntities(members, batch, false), tf.tensor2d(members.absent, [batch.count, batch.slots + 1]), this.source, false);
+    const { output } = yield* this.headOutput(pooled, members.presence, false, { length: 1, value: memories, baseline: new Float32Array(0) });
+    return this.perSignal(yield output, 0, batch.count);
+  }
+
+  /** forward()'s output read back, nothing kept. */
+  private *estimatePass(batch: GroupActionBatch, sequences: PocaSequences | undefined): ReadingPass<{ output: Float32Array; memories: PocaMemories }> {
+    const { output, memories } = yield* this.forward(batch, false, this.sequencesOf(batch, sequences));
+    return { output: yield output, memories };
+  }
+
   /** The heads' output [2 count, signals] (the value rows, then the baseline rows), and the memories after. */
-  private forward(batch: GroupActionBatch, keep: boolean, sequences: PocaSequences): { output: tf.Tensor2D; memories: PocaMemories } {
+  private *forward(batch: GroupActionBatch, keep: boolean, sequences: PocaSequences): ReadingPass<{ output: tf.Tensor2D; memories: PocaMemories }> {
     const { count: n, slots } = batch;
-    const members = this.members(batch, batch, keep);
+    const members = yield* this.members(batch, batch, keep);
     const valueEntities = this.valueEntities(members, batch, keep);
     const mates = tf.tensor3d(this.mateRowsWithActions(members, n, slots), [n, slots, this.layout.width + this.actionWidth]);
     const embeddedMates = this.obsActionEncoder.forward(null, mates, this.source, keep);
@@ -384,17 +430,17 @@ export class PocaCritic {
     const presence = new Float32Array(2 * n);
     presence.set(members.presence);
     presence.set(members.presence, n);
-    return this.headOutput(pooled, presence, keep, sequences);
+    return yield* this.headOutput(pooled, presence, keep, sequences);
   }
 
   /** forward()'s backward from d loss / d heads' output: writes the gradient of every block. */
-  private backward(outputGradient: tf.Tensor2D, n: number, slots: number): void {
+  private *backward(outputGradient: tf.Tensor2D, n: number, slots: number): ReadingPass<void> {
     const h = this.hiddenUnits;
     const source = this.source;
     const headInputGradient = this.heads.backward(outputGradient, source, true) as tf.Tensor2D;
     let encodedGradient = tf.slice(headInputGradient, [0, 0], [-1, this.memory?.hiddenSize ?? h]);
     if (this.memory !== null) {
-      const { input } = this.memory.backward(tensorValues(encodedGradient), null, source.parameters, source.gradient, true);
+      const { input } = yield* this.memory.backwardPass(yield encodedGradient, null, source.parameters, source.gradient, true);
       encodedGradient = tf.tensor2d(input!, [2 * n, h]);
     }
     const pooledGradient = this.linearEncoder.backward(encodedGradient, source, true)!;
@@ -429,7 +475,7 @@ export class PocaCritic {
    * memory, the rows are sequences of `sequences.length`, the value pass's (their memories
    * `sequences.value`) before the baseline pass's (`sequences.baseline`, none for a value-only pass).
    */
-  private headOutput(pooled: tf.Tensor2D, presence: Float32Array, keep: boolean, sequences: PocaSequences): { output: tf.Tensor2D; memories: PocaMemories } {
+  private *headOutput(pooled: tf.Tensor2D, presence: Float32Array, keep: boolean, sequences: PocaSequences): ReadingPass<{ output: tf.Tensor2D; memories: PocaMemories }> {
     let encoded = this.linearEncoder.forward(pooled, this.source, keep) as tf.Tensor2D;
     let memories: PocaMemories = { value: new Float32Array(0), baseline: new Float32Array(0) };
     if (this.memory !== null) {
@@ -437,7 +483,7 @@ export class PocaCritic {
       const start = new Float32Array(sequences.value.length + sequences.baseline.length);
       start.set(sequences.value);
       start.set(sequences.baseline, sequences.value.length);
-      const recurred = this.memory.forward(tensorValues(encoded), start, rows / sequences.length, sequences.length, this.parameters, keep);
+      const recurred = yield* this.memory.forwardPass(yield encoded, start, rows / sequences.length, sequences.length, this.parameters, keep);
       encoded = tf.tensor2d(recurred.output, [rows, this.memory.hiddenSize]);
       const split = sequences.value.length;
       memories = { value: recurred.memories.slice(0, split), baseline: recurred.memories.slice(split) };
@@ -463,9 +509,9 @@ export class PocaCritic {
 
   /**
    * The members of each sample: encodings, actions (when `actions` is given), absences and counts.
-   * Inside tf.tidy; with `keep`, the encoders keep what backward() needs.
+   * Inside a tfjs scope; with `keep`, the encoders keep what backward() needs.
    */
-  private members(batch: GroupBatch, actions: GroupActionBatch | null, keep: boolean): Members {
+  private *members(batch: GroupBatch, actions: GroupActionBatch | null, keep: boolean): ReadingPass<Members> {
     const { count: n, slots } = batch;
     const memberCount = slots + 1;
     const sizes = this.layout.observationSizes;
@@ -484,7 +530,7 @@ export class PocaCritic {
     }
     const rows = this.layout.vectorRows(memberObs, n * memberCount);
     const vectorRows = this.normalizer === null ? rows : this.normalizer.normalizeRows(rows, n * memberCount);
-    const encodings = runPass(this.observationEncoder.encode(memberObs, vectorRows, n * memberCount, this.source, keep));
+    const encodings = yield* this.observationEncoder.encode(memberObs, vectorRows, n * memberCount, this.source, keep);
     const presence = new Float32Array(n);
     for (let i = 0; i < n; i++) {
       let present = 0;

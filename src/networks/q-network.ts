@@ -159,7 +159,7 @@ export class QNetwork {
     if (memory !== null) {
       // Each sequence from zero memories; the LSTM runs feature-major.
       const memories = new Float32Array((count / this.sequenceLength) * memory.memorySize);
-      encoding = tf.transpose(yield* this.body.forwardMemoryColumns(tf.transpose(encoding), memories, this.sequenceLength, p, true));
+      encoding = tf.transpose(yield* this.body.forwardMemoryColumns(tf.transpose(encoding), memories, this.sequenceLength, source, true));
     }
     return yield this.head.forward(encoding, source, true);
   }

@@ -18,6 +18,7 @@ import type { BehavioralCloningSettings } from '../config/settings';
 import { SeededRandom } from '../common/random';
 import type { ActorCritic, HeadGradients, HeadOutputs, SequenceMemories } from '../networks/actor-critic';
 import { Adam } from '../networks/adam';
+import { DeviceParameters, adamStep } from '../networks/device-parameters';
 import { CheckpointArray, requireCheckpointArray } from '../networks/checkpoint-file';
 import { EPSILON, addCategoricalGradient, maskedSoftmax } from '../networks/distributions';
 import { decayedValue } from '../networks/schedule';
@@ -99,8 +100,11 @@ export class BehavioralCloning {
     return runPass(this.updatePass(step));
   }
 
-  /** update() as a reading pass (tensor-io.ts): PPO's update thread runs it with runPassAsync, on WebGPU too. */
-  *updatePass(step: number): ReadingPass<Record<string, number>> {
+  /**
+   * update() as a reading pass (tensor-io.ts): PPO's update thread runs it with runPassAsync, on
+   * WebGPU too, where `device` holds the weights of the trainer's update: this Adam steps them there.
+   */
+  *updatePass(step: number, device: DeviceParameters | null = null): ReadingPass<Record<string, number>> {
     const decayed = decayedValue(this.annealSteps > 0 ? 'linear' : 'constant', this.initialLearningRate, MIN_LEARNING_RATE, this.annealSteps, step);
     if (this.learningRate <= MIN_LEARNING_RATE) return { [PRETRAINING_LOSS_TAG]: 0 };
     const possible = Math.floor(this.demonstrations.numExperiences / this.sequences);
@@ -114,7 +118,7 @@ export class BehavioralCloning {
       // As upstream: the batch count is divided by the sequence length once more.
       for (let b = 0; b < Math.floor(batches / this.sequenceLength); b++) {
         const { loss, gradient } = yield* this.lossAndGradientPass(demonstrationBatch(this.demonstrations.makeMiniBatch(b * rows, (b + 1) * rows)));
-        this.adam.apply(this.model.parameters, gradient, this.learningRate);
+        adamStep(device, this.adam, this.model.parameters, gradient, this.learningRate);
         this.model.parametersChanged();
         sum += loss;
         count++;

@@ -2,14 +2,15 @@
  * Which training runs update on WebGPU. tfjs's webgpu backend reads results back only
  * asynchronously in Node (src/networks/webgpu.ts); the passes that run there are written as
  * reading passes (src/networks/tensor-io.ts), and so far that is:
- * - PPO's update in its update thread, on every observation (vectors, images through every visual
- *   encoder, variable-length observations, goal signals), with or without memory, with its reward
- *   signals' updates (curiosity, RND, GAIL) and behavioral cloning on every observation too, but
- *   GAIL on resnet images;
+ * - PPO's and POCA's updates in their update thread, on every observation (vectors, images through
+ *   every visual encoder, variable-length observations, goal signals), with or without memory,
+ *   with their reward signals' updates (curiosity, RND, GAIL) and behavioral cloning on every
+ *   observation too, but GAIL on resnet images; POCA's centralized critic (its entity attention
+ *   over the group's members) beside the actor;
  * - SAC's update in its update thread, on every observation, with or without memory, with
  *   behavioral cloning; its reward signals are evaluated and trained on the acting thread.
- * The observations a behavior sends are known only once it connects: PPO's trainer asks
- * ppoBehaviorOnGpuRefusal then, and workerBackendFor acts on the answer.
+ * The observations a behavior sends are known only once it connects: PPO's and POCA's trainers ask
+ * onPolicyBehaviorOnGpuRefusal then, and workerBackendFor acts on the answer.
  */
 import type { Logger } from '../common/logger';
 import type { RunOptions, TrainerSettings } from '../config/settings';
@@ -24,7 +25,7 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's and SAC's updates in their thread)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's, POCA's and SAC's updates in their thread)`;
   }
   return null;
 }
@@ -42,12 +43,13 @@ export function workerBackendFor(behaviorName: string, refusal: string | null, l
 }
 
 /**
- * Why a behavior's reward signals keep its PPO updates off WebGPU, or null: GAIL's discriminator
- * runs traced passes (tfjs's own gradients, for its gradient penalty), where resnet's max pooling
- * finds each window's maximum by reading it back mid-pass. Every other network, the policy's and
- * the signals', runs there on every observation.
+/**
+ * Why a behavior's reward signals keep its PPO or POCA updates off WebGPU, or null: GAIL's
+ * discriminator runs traced passes (tfjs's own gradients, for its gradient penalty), where
+ * resnet's max pooling finds each window's maximum by reading it back mid-pass. Every other
+ * network, the policy's, POCA's critic and the signals', runs there on every observation.
  */
-export function ppoBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
+export function onPolicyBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
   const gail = settings.reward_signals.gail;
   if (gail === undefined || gail.network_settings.vis_encode_type !== 'resnet') return null;
   if (!spec.observationSpecs.some((observation) => isVisual(observation.shape))) return null;
@@ -55,7 +57,6 @@ export function ppoBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSet
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {
-  if (settings.trainer_type !== 'ppo' && settings.trainer_type !== 'sac') return `trainer_type is ${settings.trainer_type}`;
   if (!settings.threaded) return 'threaded is false';
   return null;
 }

@@ -9,14 +9,16 @@
  * taken meanwhile holds the state from before that update (weights and Adam state always belong
  * together); finishUpdate() waits for it, which the end of a run does before saving. The worker's
  * copy of the networks goes along with a request only when it is stale: before its first update,
- * after a restored checkpoint.
+ * after a restored checkpoint. The worker runs on the backend chosen for updates (WebGPU's
+ * included) unless the behavior's reward signals keep it off WebGPU (./gpu-updates.ts).
  *
  * A trainer supplies the few steps that differ (the hooks below): when the buffer is full, the
  * update on this thread, and the worker's request and reply.
  */
+import type { Logger } from '../common/logger';
 import type { TrainerSettings } from '../config/settings';
 import type { BehaviorSpec } from '../env/behavior-spec';
-import { BackendName, selectedBackend } from '../networks/backend';
+import { onPolicyBehaviorOnGpuRefusal, workerBackendFor } from './gpu-updates';
 import type { ActingPolicy } from './action-info';
 import { AgentManagerQueue } from './agent-manager-queue';
 import { AgentBuffer } from './buffer';
@@ -38,6 +40,7 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
 
   protected readonly spec: BehaviorSpec;
   protected readonly seed: number;
+  private readonly logger: Logger | null;
   /** threaded: true: the worker that runs the updates, started at the first one. */
   private updateThread: UpdateThread<Request, Reply> | null = null;
   /** The update running in the worker, and its answer. */
@@ -53,6 +56,7 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
     super(options);
     this.spec = options.spec;
     this.seed = options.seed;
+    this.logger = options.logger ?? null;
   }
 
   /** Whether the update buffer holds enough experiences for an update. */
@@ -63,11 +67,6 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
   protected abstract workerRequest(columns: readonly PackedColumn[], withNetworks: boolean): Request;
   /** Puts the worker's updated state into the acting networks. */
   protected abstract applyWorkerState(reply: Extract<Reply, { kind: 'updated' }>): void;
-
-  /** The backend the worker updates on: this thread's unless a trainer chooses otherwise. */
-  protected workerBackend(): BackendName {
-    return selectedBackend();
-  }
 
   /**
    * Processes every waiting trajectory and updates when the buffer is full (upstream's advance).
@@ -122,13 +121,19 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
 
   /** Hands the full buffer (its memory moves to the worker) to the worker. */
   private startWorkerUpdate(): void {
-    this.updateThread ??= new UpdateThread(this.behaviorName, this.workerKind, this.workerBackend(), this.workerSetup());
+    this.updateThread ??= this.startUpdateThread();
     const { columns, transfer } = packColumns(this.updateBuffer);
     const request = this.workerRequest(columns, this.workerStateStale);
     this.workerStateStale = false;
     this.inFlight.start(this.updateThread.update(request, transfer));
     this.updateBuffer = new AgentBuffer();
     this.bookkeeping.policyUpdated();
+  }
+
+  /** The worker, on the backend chosen for updates (WebGPU included) unless this behavior's reward signals keep it off WebGPU. */
+  private startUpdateThread(): UpdateThread<Request, Reply> {
+    const backend = workerBackendFor(this.behaviorName, onPolicyBehaviorOnGpuRefusal(this.spec, this.settings), this.logger);
+    return new UpdateThread(this.behaviorName, this.workerKind, backend, this.workerSetup());
   }
 
   /** What the worker builds its networks from (the backend is added by UpdateThread). */

@@ -2,8 +2,8 @@
  * mlagents-learn with its updates on WebGPU, on SwiftShader (scripts/with-swiftshader.sh; skipped
  * without Debian's chromium): the built executable trains SimpleGoal 1D with threaded: true and
  * --backend webgpu-software, PPO with memory (the LSTM's reading passes) and curiosity beside the
- * extrinsic reward, and SAC, then --resume goes on from its checkpoint (the policy's and
- * curiosity's) on wasm. Reaching upstream's threshold on SwiftShader takes minutes: that run is in
+ * extrinsic reward, SAC, and POCA on SimpleGoal's groups (--group), then --resume goes on from
+ * each checkpoint (the policy's and curiosity's, POCA's critic) on wasm. Reaching upstream's threshold on SwiftShader takes minutes: that run is in
  * bench/README.md.
  */
 import { spawnSync } from 'child_process';
@@ -12,12 +12,14 @@ import * as path from 'path';
 import { memoryLogger } from '../../src/common/logger';
 import { learn } from '../../src/cli/mlagents-learn';
 import { readCheckpointFile } from '../../src/networks/checkpoint-file';
+import { PocaTrainer } from '../../src/trainers/poca/trainer';
 import { PpoTrainer } from '../../src/trainers/ppo/trainer';
 import { SacTrainer } from '../../src/trainers/sac/trainer';
 import type { CuriosityRewardProvider } from '../../src/trainers/reward-signals/curiosity';
 import { ROOT, tempDir } from '../helpers/paths';
 import { simpleGoalArgs, writeSimplePpoConfig } from './learn-helpers';
 import { writeSimpleSacConfig } from './learn-sac-helpers';
+import { caseConfiguration, upstreamCase } from './upstream-cases';
 
 const onSwiftShader = fs.existsSync('/usr/lib/chromium/vk_swiftshader_icd.json') ? it : it.skip;
 
@@ -35,6 +37,12 @@ function writeThreadedConfig(folder: string, maxSteps: number): void {
 function writeThreadedSacConfig(folder: string, maxSteps: number): void {
   const file = writeSimpleSacConfig(folder, maxSteps, 100, '      steps_per_update: 20\n');
   fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('trainer_type: sac\n', 'trainer_type: sac\n    threaded: true\n'));
+}
+
+/** Upstream's test_simple_poca[(0, 1)] (groups of two, buffer 64, batch 16), threaded, for `maxSteps`. */
+const POCA_CASE = upstreamCase('test_simple_poca[(0, 1)]');
+function writeThreadedPocaConfig(folder: string, maxSteps: number): void {
+  fs.writeFileSync(path.join(folder, 'config.yaml'), caseConfiguration({ ...POCA_CASE, maxSteps }).replace('threaded: false', 'threaded: true'));
 }
 
 /** Runs the built mlagents-learn under SwiftShader in `cwd`. */
@@ -98,5 +106,31 @@ describe('mlagents-learn updating on WebGPU (SwiftShader)', () => {
     expect(messages).toContain('Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).');
     expect(messages).toContain(`Resuming training of 1D from step ${checkpoint.meta.step as number}.`);
     expect(resumed.optimizer.q1Adam.step).toBeGreaterThan(updates);
+  }, 300_000);
+
+  onSwiftShader('trains threaded POCA on SimpleGoal --group, actor and critic updating on the software adapter in its worker, and --resume goes on from its checkpoint on wasm', async () => {
+    const cwd = tempDir('learn-webgpu-poca');
+    // A few updates: one per 64 experiences (both agents' steps).
+    writeThreadedPocaConfig(cwd, 300);
+    // --backend before --env-args, which takes the rest of the line.
+    const run = learnOnSwiftShader(cwd, await simpleGoalArgs('gpu', '--backend=webgpu-software', '--env-args', ...POCA_CASE.envArgs));
+    expect([run.status, run.stderr]).toEqual([0, expect.anything()]);
+    expect(run.stdout).toMatch(/Running the updates on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, in the update thread; acting on the wasm backend\./);
+    expect(run.stdout).not.toMatch(/its updates run on the wasm backend/);
+    const checkpoint = readCheckpointFile(path.join(cwd, 'results', 'gpu', '1D', 'checkpoint.ckpt'));
+    expect(checkpoint.meta.kind).toBe('poca');
+    expect(checkpoint.meta.adamStep).toBeGreaterThan(0);
+    for (const key of ['parameters', 'critic.parameters', 'critic_adam.first_moment']) expect([key, checkpoint.arrays.get(key)!.every(Number.isFinite)]).toEqual([key, true]);
+    expect(checkpoint.arrays.get('critic_adam.first_moment')!.some((m) => m !== 0)).toBe(true);
+
+    writeThreadedPocaConfig(cwd, 600);
+    const logger = memoryLogger();
+    const controller = await learn(await simpleGoalArgs('gpu', '--resume', '--env-args', ...POCA_CASE.envArgs), { cwd, logger });
+    const resumed = controller.behaviorTrainers.get('1D') as PocaTrainer;
+    const messages = logger.lines.map((l) => l.message);
+    expect(messages).toContain('Running the models on the wasm backend (@tensorflow/tfjs-backend-wasm).');
+    expect(messages).toContain(`Resuming training of 1D from step ${checkpoint.meta.step as number}.`);
+    expect(resumed.optimizer.criticAdam.step).toBeGreaterThan(checkpoint.meta.adamStep as number);
+    expect(resumed.critic.maxAgents).toBe(2);
   }, 300_000);
 });

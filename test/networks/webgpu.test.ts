@@ -12,8 +12,9 @@ import { memoryLogger } from '../../src/common/logger';
 import { selectBackend } from '../../src/networks/backend';
 import { expectCloseToScale } from '../helpers/expect-close';
 import type { PassesFile } from './fixtures/webgpu-passes';
+import type { PocaUpdateFile } from './fixtures/webgpu-poca-update';
 import type { PpoUpdateFile } from './fixtures/webgpu-ppo-update';
-import type { SacParameters, SacUpdateFile } from './fixtures/webgpu-sac-update';
+import type { SacUpdateFile } from './fixtures/webgpu-sac-update';
 import type { SignalsFile } from './fixtures/webgpu-signals';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -32,6 +33,25 @@ function runOnSwiftShader(script: string, args: string[], timeout = 480_000): st
   });
   if (result.status !== 0) throw new Error(`${script} failed (${result.status ?? result.signal}):\n${result.stderr}`);
   return result.stdout;
+}
+
+/** What an update fixture gives for one case: the arrays it changed and its losses, on wasm and on the compared backend. */
+interface CaseAgainstWasm<Arrays> {
+  readonly wasm: Arrays;
+  readonly compared: Arrays;
+  readonly wasmLosses: number[];
+  readonly comparedLosses: number[];
+}
+
+/** Every case's arrays (none empty) within `tolerance` of wasm's, and its losses to `digits` decimals. */
+function expectCasesAsWasm<Arrays extends { readonly [K in keyof Arrays]: number[] }>(cases: Record<string, CaseAgainstWasm<Arrays>>, when: string, tolerance: number, digits: number): void {
+  for (const [name, { wasm, compared, wasmLosses, comparedLosses }] of Object.entries(cases)) {
+    for (const key of Object.keys(wasm) as Array<keyof Arrays & string>) {
+      expect(wasm[key].length).toBeGreaterThan(0);
+      expectCloseToScale(compared[key], wasm[key], `${name}: ${key} ${when}`, tolerance);
+    }
+    comparedLosses.forEach((loss, i) => expect([name, i, loss]).toEqual([name, i, expect.closeTo(wasmLosses[i], digits)]));
+  }
 }
 
 interface Selection {
@@ -76,7 +96,7 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
   // As the modules' (largest difference measured: 2.9e-7 of the largest entry, variable-length observations and a plain goal).
   const MODULE_TOLERANCE = 1e-5;
 
-  onSwiftShader('updates give wasm\'s parameters and losses (vector and visual, the weights and Adam on the GPU between minibatches; images, memory, variable-length observations, goals, resnet: their gradients too), and the checkpoint resumes on wasm', () => {
+  onSwiftShader('updates give wasm\'s parameters and losses (the weights and every Adam on the GPU between minibatches, whatever the layers: images, memory, variable-length observations, goals, resnet, behavioral cloning; their gradients too), and the checkpoint resumes on wasm', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-ppo-')), 'ppo.json');
     runOnSwiftShader('webgpu-ppo-update.ts', ['webgpu-software', file]);
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PpoUpdateFile;
@@ -104,16 +124,45 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
       'variable-length observations and a goal (hyper)',
       'variable-length observations and a goal (none)',
       'resnet',
+      'behavioral cloning',
     ]);
-    // Adam's first step moves each parameter by about the learning rate whatever the size of its
+    // Adam's first steps move each parameter by about the learning rate whatever the size of its
     // gradient, so a gradient near zero carries the backends' rounding into the step: compared
-    // against the step (largest difference measured: 0.9% of it, attention's fc_out in the critic).
+    // against the step (largest difference measured after two minibatches: 0.93% of it, the
+    // variable-length observations beside a plain goal).
+    // Each case's update held its weights on the GPU, its arrays poisoned with NaN after the first
+    // minibatch: none of its layers read them meanwhile.
     for (const [name, { wasm, compared }] of Object.entries(run.modules)) {
       expectCloseToScale(compared.gradient, wasm.gradient, `PPO's gradient (${name})`, MODULE_TOLERANCE);
       const largest = compared.parameters.reduce((most, value, i) => Math.max(most, Math.abs(value - wasm.parameters[i])), 0);
       expect([name, largest < 0.02 * run.learningRate ? 'within 2% of a step' : largest]).toEqual([name, 'within 2% of a step']);
+      // What goes up in a minibatch is its data, none of the weights: less than one copy of them
+      // for the cases whose data is small beside them.
+      if (name.startsWith('variable-length') || name === 'behavioral cloning') {
+        const { uploadBytes } = compared.minibatchTransfers;
+        expect([name, uploadBytes < 4 * compared.parameterCount ? 'less than the weights' : uploadBytes]).toEqual([name, 'less than the weights']);
+      }
     }
-  }, 120_000);
+    // A minibatch's reads, as a model without memory, attention or a hypernetwork has them: one for
+    // the loss (the heads and log_sigma), and one per encoding the encoders hand the bodies (the
+    // camera's, the attention's: actor and critic); the LSTM reads its input's projection (with
+    // W_hh) and its output's gradient, for its recurrence in JavaScript, in each of the two networks.
+    const downloads = Object.fromEntries(Object.entries(run.modules).map(([name, { compared }]) => [name, compared.minibatchTransfers.downloads]));
+    expect(downloads).toEqual({
+      'simple encoder': 3,
+      memory: 1 + 2 * 2,
+      'variable-length observations and a goal (hyper)': 3,
+      'variable-length observations and a goal (none)': 3,
+      resnet: 3,
+      'behavioral cloning': 1,
+    });
+    // Cloning steps the same GPU weights with its own Adam: one read a minibatch, its moments as wasm's.
+    const cloning = run.modules['behavioral cloning'];
+    expect(cloning.compared.cloningTransfers.downloads).toBe(1);
+    expect(cloning.compared.cloningTransfers.uploadBytes).toBeLessThan(4 * cloning.compared.parameterCount);
+    expect([cloning.wasm.cloningSteps, cloning.compared.cloningSteps]).toEqual([2, 2]);
+    expectCloseToScale(cloning.compared.cloningMoments, cloning.wasm.cloningMoments, 'cloning\'s Adam moments', MODULE_TOLERANCE);
+  }, 300_000);
 });
 
 describe('SAC on WebGPU (SwiftShader) against wasm', () => {
@@ -133,13 +182,9 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
     expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid', 'memory', 'memory, small', 'behavioral cloning', ...MODULE_CASES]);
     // Cloning's loss after the four of each update.
     expect(run.cases['behavioral cloning'].wasmLosses).toHaveLength(10);
-    for (const [name, { wasm, compared, wasmLosses, comparedLosses }] of Object.entries(run.cases)) {
-      for (const key of Object.keys(wasm) as Array<keyof SacParameters>) {
-        expect(wasm[key].length).toBeGreaterThan(0);
-        expectCloseToScale(compared[key], wasm[key], `${name}: ${key} after two updates`, MODULE_CASES.includes(name) ? MODULE_TOLERANCE : TOLERANCE);
-      }
-      comparedLosses.forEach((loss, i) => expect([name, i, loss]).toEqual([name, i, expect.closeTo(wasmLosses[i], 5)]));
-    }
+    const casesWhere = (modules: boolean) => Object.fromEntries(Object.entries(run.cases).filter(([name]) => MODULE_CASES.includes(name) === modules));
+    expectCasesAsWasm(casesWhere(false), 'after two updates', TOLERANCE, 5);
+    expectCasesAsWasm(casesWhere(true), 'after two updates', MODULE_TOLERANCE, 5);
     // The target's values, both Q networks at the sampled actions, the actor's and V's heads,
     // dQ/da, the model's gradients, each Q network's output and input gradient on the stored
     // actions, then the Q networks' gradients: 12 reads an update, whatever the batch size.
@@ -161,6 +206,32 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
     expect(run.reads.resnet).toBe(5 + 2 + 2);
     expect(run.resumed).toEqual(run.saved);
   }, 420_000);
+});
+
+describe('POCA on WebGPU (SwiftShader) against wasm', () => {
+  // Largest difference measured: 2.1e-7 of the largest value (the critic's weights after two minibatches, vector case).
+  const TOLERANCE = 1e-6;
+
+  onSwiftShader('an update of two minibatches gives wasm\'s actor, critic, Adam moments and losses, vector (the weights on the GPU) and with memory, in a fixed number of reads, and the checkpoint resumes on wasm', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-poca-')), 'poca.json');
+    runOnSwiftShader('webgpu-poca-update.ts', ['webgpu-software', file]);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PocaUpdateFile;
+    expect(run.backend).toBe('webgpu');
+    expect(Object.keys(run.cases)).toEqual(['vector', 'memory']);
+    // Policy, value and baseline loss of each minibatch.
+    for (const { comparedLosses } of Object.values(run.cases)) expect(comparedLosses).toHaveLength(6);
+    expectCasesAsWasm(run.cases, 'after two minibatches', TOLERANCE, 6);
+    const { vector, memory } = run.cases;
+    // A minibatch reads the actor's heads and log_sigma in one read, the critic's values and
+    // baselines in another; the gradients stay on the GPU. The update ends reading back each
+    // network's weights and Adam's moments.
+    expect([vector.minibatchReads, vector.updateReads, vector.arraysUntouchedMidUpdate]).toEqual([2, 2 * 2 + 2, true]);
+    // With memory the actor's weights stay on the GPU (its LSTM reads W_hh with its input's
+    // projection) and the critic's in JavaScript, where its row passes read them: 9 reads a
+    // minibatch, the critic's arrays change mid-update, and the update ends reading back the actor.
+    expect([memory.minibatchReads, memory.updateReads, memory.arraysUntouchedMidUpdate]).toEqual([9, 2 * 9 + 1, false]);
+    expect(run.resumed).toEqual(run.saved);
+  }, 300_000);
 });
 
 describe('reward signals and behavioral cloning on WebGPU (SwiftShader) against wasm', () => {
@@ -254,7 +325,7 @@ describe('choosing WebGPU', () => {
     ]);
     expect([refused.selected, refused.tfjs, refused.updates]).toEqual(['wasm', 'wasm', 'wasm']);
     expect(refused.log[0]).toMatch(
-      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.trainer_type is poca\): running the models on wasm instead\.$/,
+      /^warning: The webgpu-software backend cannot run \(found the adapter google swiftshader .*, software, but behaviors\.Ball\.threaded is false\): running the models on wasm instead\.$/,
     );
   }, 120_000);
 

@@ -28,7 +28,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
 import { readsSynchronously, tensorValues, writeGradient } from '../tensor-io';
 import { Dense, linearLayer, tracedMatMul } from './dense';
-import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues } from './layer';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters, TracedPass, blockValues, deviceBlock } from './layer';
 import { LayerNorm } from './layer-norm';
 
 /** The last layer's weights and biases as tensors, in the shapes the passes multiply by. */
@@ -315,17 +315,21 @@ export class HyperNetwork {
     this.tensors = null;
   }
 
-  /** The last layer's parameters as tensors, uploaded again only when the parameters changed. */
+  /**
+   * The last layer's parameters as tensors, uploaded again only when the parameters changed
+   * (sliced on the GPU when they live there).
+   */
   private generatorTensors(source: ParameterSource): GeneratorTensors {
     if (this.tensors !== null && this.tensors.version === source.version) return this.tensors;
     this.disposeGenerator();
     const { hiddenSize: h, inputs, outputs } = this;
-    const p = source.parameters;
+    const { device, parameters } = source;
+    const values = (block: ParameterBlock, shape: number[]) => (device ? tf.reshape(deviceBlock(device, block), shape) : tf.tensor(blockValues(parameters, block), shape));
     this.tensors = tf.tidy(() => ({
       version: source.version,
-      weight: tf.keep(tf.tensor2d(blockValues(p, this.weight), [h, inputs * outputs])),
-      generatedBias: tf.keep(tf.tensor1d(blockValues(p, this.generatedBias))),
-      bias: tf.keep(tf.tensor1d(blockValues(p, this.bias))),
+      weight: tf.keep(values(this.weight, [h, inputs * outputs]) as tf.Tensor2D),
+      generatedBias: tf.keep(values(this.generatedBias, [inputs * outputs]) as tf.Tensor1D),
+      bias: tf.keep(values(this.bias, [outputs]) as tf.Tensor1D),
     }));
     return this.tensors;
   }

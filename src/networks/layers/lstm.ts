@@ -14,12 +14,17 @@
  * (W_hh h step after step) in plain loops over typed arrays, where tfjs's fixed cost per op,
  * times the ops of every step, would outweigh the arithmetic (hidden 64 to 256, a few sequences
  * per minibatch). Measured at Hallway's sizes: see the issue note.
+ *
+ * The feature-major passes (forwardColumns, backwardColumns) take their weights from a
+ * ParameterSource: from its GPU vector during an update on WebGPU (device-parameters.ts), where
+ * W_hh comes down for the recurrence in the read that brings the projection, and the backward
+ * reuses that copy.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
-import { ReadingPass, tensorValues, transposeInto, writeGradient } from '../tensor-io';
+import { ReadingPass, readTogether, runPass, scoped, transposeInto, writeGradient } from '../tensor-io';
 import { initializeLinearWeights } from './dense';
-import { GraphWriter, ParameterAllocator, ParameterBlock, blockValues } from './layer';
+import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, blockValues, deviceBlock } from './layer';
 
 /** Upstream's forget_bias. */
 export const FORGET_BIAS = 1;
@@ -31,6 +36,8 @@ interface KeptPass {
   /** The input: rows (rows x inputs) from forward(), feature-major (inputs x rows) from forwardColumns(). */
   readonly input: Float32Array | tf.Tensor2D;
   readonly initialMemories: Float32Array;
+  /** W_hh (4H x H) as the forward read it: the backward runs through the same weights. */
+  readonly recurrentWeight: Float32Array;
   /** The four gates after their activations, 4H per row: i, f, g, o. */
   readonly gates: Float32Array;
   /** The cell state after each step, and its tanh. */
@@ -95,18 +102,14 @@ export class Lstm {
    * initial [h | c] of each sequence (batch x 2H). With `keep`, remembers what backward() needs.
    */
   forward(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): LstmOutput {
-    this.checkSizes(input.length, memories, batch, steps);
-    return this.recur(this.inputProjection(input, batch * steps, parameters), input, memories, batch, steps, parameters, keep);
+    return runPass(scoped(this.forwardPass(input, memories, batch, steps, parameters, keep)));
   }
 
-  /**
-   * forward() on a batch-first input tensor (rows x inputs) without keeping the pass, as a
-   * reading pass (tensor-io.ts): the input's projection is read back once for the recurrence.
-   */
-  *forwardPass(input: tf.Tensor2D, memories: Float32Array, batch: number, steps: number, parameters: Float32Array): ReadingPass<LstmOutput> {
-    this.checkSizes(input.size, memories, batch, steps);
-    const projection = yield this.projectRows(input, parameters);
-    return this.recur(projection, input, memories, batch, steps, parameters, false);
+  /** forward() as a reading pass (tensor-io.ts): the input's projection is read back for the recurrence; run it scoped(). */
+  *forwardPass(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): ReadingPass<LstmOutput> {
+    this.checkSizes(input.length, memories, batch, steps);
+    const projection: Float32Array = yield this.inputProjection(input, batch * steps, parameters);
+    return this.recur(projection, input, memories, batch, steps, blockValues(parameters, this.weightHh), keep);
   }
 
   /**
@@ -114,16 +117,22 @@ export class Lstm {
    * sequence), as a reading pass (tensor-io.ts): the input's projection runs where the input
    * is and is read back once for the recurrence. Returns the output feature-major (H x rows).
    */
-  *forwardColumns(input: tf.Tensor2D, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): ReadingPass<tf.Tensor2D> {
+  *forwardColumns(input: tf.Tensor2D, memories: Float32Array, batch: number, steps: number, source: ParameterSource, keep: boolean): ReadingPass<tf.Tensor2D> {
     const rows = batch * steps;
     this.checkSizes(input.size, memories, batch, steps);
     const gates = 4 * this.hiddenSize;
+    const { device, parameters } = source;
     // (W_ih x + b)^T = W_ih X + b: a plain product of the feature-major input, no transpose.
-    const weight = tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]);
-    const projectionColumns = yield tf.add(tf.matMul(weight, input), tf.reshape(this.projectionBias(parameters), [gates, 1]));
+    const weight = device ? deviceBlock(device, this.weightIh) : tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]);
+    const bias = device ? tf.add(deviceBlock(device, this.biasIh), deviceBlock(device, this.biasHh)) : this.projectionBias(parameters);
+    const projected = tf.add(tf.matMul(weight, input), tf.reshape(bias, [gates, 1]));
+    let projectionColumns: Float32Array;
+    let recurrentWeight: Float32Array;
+    if (device) [projectionColumns, recurrentWeight] = yield* readTogether([projected, deviceBlock(device, this.weightHh)]);
+    else [projectionColumns, recurrentWeight] = [yield projected, blockValues(parameters, this.weightHh)];
     const projection = new Float32Array(rows * gates);
     transposeInto(projectionColumns, gates, rows, projection);
-    const { output } = this.recur(projection, input, memories, batch, steps, parameters, keep);
+    const { output } = this.recur(projection, input, memories, batch, steps, recurrentWeight, keep);
     return tf.tensor2d(columnsOf(output, rows, this.hiddenSize), [this.hiddenSize, rows]);
   }
 
@@ -139,21 +148,29 @@ export class Lstm {
     gradient: Float32Array,
     needInput: boolean,
   ): { input: Float32Array | null; memories: Float32Array } {
+    return runPass(scoped(this.backwardPass(outputGradient, finalMemoryGradient, parameters, gradient, needInput)));
+  }
+
+  /** backward() as a reading pass (tensor-io.ts): the input's gradient is read back; run it scoped(). */
+  *backwardPass(
+    outputGradient: Float32Array,
+    finalMemoryGradient: Float32Array | null,
+    parameters: Float32Array,
+    gradient: Float32Array,
+    needInput: boolean,
+  ): ReadingPass<{ input: Float32Array | null; memories: Float32Array }> {
     const pass = this.keptPass();
     if (!(pass.input instanceof Float32Array)) throw new Error('The LSTM kept a feature-major pass: its backward is backwardColumns().');
-    const { gateGradients, memories } = this.throughTime(pass, outputGradient, finalMemoryGradient, parameters, gradient);
+    const { gateGradients, memories } = this.throughTime(pass, outputGradient, finalMemoryGradient, gradient);
     const rows = pass.batch * pass.steps;
     const gates = 4 * this.hiddenSize;
-    const input = pass.input;
-    let inputGradient: Float32Array | null = null;
-    tf.tidy(() => {
-      const dz = tf.tensor2d(gateGradients, [rows, gates]);
-      const dzT = this.parameterGradients(pass, gateGradients, gradient);
-      // No product with a transpose flag (slow on wasm): dz^T is transposed in JavaScript.
-      writeGradient(tf.matMul(dzT, tf.tensor2d(input, [rows, this.inputs])), gradient, this.weightIh.offset);
-      if (needInput) inputGradient = tensorValues(tf.matMul(dz, tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs])));
-    });
-    return { input: inputGradient, memories };
+    const dzT = this.parameterGradients(pass, gateGradients, gradient);
+    // No product with a transpose flag (slow on wasm): dz^T is transposed in JavaScript.
+    writeGradient(tf.matMul(dzT, tf.tensor2d(pass.input, [rows, this.inputs])), gradient, this.weightIh.offset);
+    if (!needInput) return { input: null, memories };
+    const dz = tf.tensor2d(gateGradients, [rows, gates]);
+    const input: Float32Array = yield tf.matMul(dz, tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]));
+    return { input, memories };
   }
 
   /**
@@ -161,7 +178,7 @@ export class Lstm {
    * pass: that gradient is read back once for the recurrence, and the rest stays where the
    * input is. Returns d loss / d input, feature-major (inputs x rows), when `needInput`.
    */
-  *backwardColumns(outputGradient: tf.Tensor2D, parameters: Float32Array, gradient: Float32Array, needInput: boolean): ReadingPass<tf.Tensor2D | null> {
+  *backwardColumns(outputGradient: tf.Tensor2D, source: ParameterSource, needInput: boolean): ReadingPass<tf.Tensor2D | null> {
     const pass = this.keptPass();
     if (pass.input instanceof Float32Array) throw new Error('The LSTM kept a pass by rows: its backward is backward().');
     const input = pass.input;
@@ -169,14 +186,15 @@ export class Lstm {
     const h = this.hiddenSize;
     const gradientRows = new Float32Array(rows * h);
     transposeInto(yield outputGradient, h, rows, gradientRows);
-    const { gateGradients } = this.throughTime(pass, gradientRows, null, parameters, gradient);
-    const dzT = this.parameterGradients(pass, gateGradients, gradient);
+    const { gateGradients } = this.throughTime(pass, gradientRows, null, source.gradient);
+    const dzT = this.parameterGradients(pass, gateGradients, source.gradient);
     // dW_ih^T = X dz (inputs x 4H), turned on its way into the gradient.
-    writeGradient(tf.matMul(input, tf.tensor2d(gateGradients, [rows, 4 * h])), gradient, this.weightIh.offset, true);
+    writeGradient(tf.matMul(input, tf.tensor2d(gateGradients, [rows, 4 * h])), source.gradient, this.weightIh.offset, true);
     if (!needInput) return null;
     // dX = W_ih^T dz^T, feature-major like the input.
+    if (source.device) return tf.matMul(tf.transpose(deviceBlock(source.device, this.weightIh)), dzT) as tf.Tensor2D;
     const weightT = new Float32Array(4 * h * this.inputs);
-    transposeInto(blockValues(parameters, this.weightIh), 4 * h, this.inputs, weightT);
+    transposeInto(blockValues(source.parameters, this.weightIh), 4 * h, this.inputs, weightT);
     return tf.matMul(tf.tensor2d(weightT, [this.inputs, 4 * h]), dzT) as tf.Tensor2D;
   }
 
@@ -201,7 +219,7 @@ export class Lstm {
     memories: Float32Array,
     batch: number,
     steps: number,
-    parameters: Float32Array,
+    recurrentWeight: Float32Array,
     keep: boolean,
   ): LstmOutput {
     const h = this.hiddenSize;
@@ -211,7 +229,6 @@ export class Lstm {
     const cellTanh = new Float32Array(rows * h);
     const hidden = new Float32Array(rows * h);
     const finalMemories = new Float32Array(batch * 2 * h);
-    const wHh = blockValues(parameters, this.weightHh);
     const z = new Float64Array(4 * h);
     for (let b = 0; b < batch; b++) {
       for (let t = 0; t < steps; t++) {
@@ -220,7 +237,7 @@ export class Lstm {
         // The previous hidden and cell states: the initial memories at the first step.
         const previousHidden = t === 0 ? memories.subarray(b * 2 * h, b * 2 * h + h) : hidden.subarray((row - 1) * h, row * h);
         const previousCell = t === 0 ? memories.subarray(b * 2 * h + h, (b + 1) * 2 * h) : cells.subarray((row - 1) * h, row * h);
-        multiplyMatrixVector(wHh, previousHidden, z, 4 * h, h);
+        multiplyMatrixVector(recurrentWeight, previousHidden, z, 4 * h, h);
         for (let k = 0; k < 4 * h; k++) z[k] += projection[x + k];
         const g4 = row * 4 * h;
         for (let j = 0; j < h; j++) {
@@ -243,7 +260,7 @@ export class Lstm {
       finalMemories.set(hidden.subarray(last, last + h), b * 2 * h);
       finalMemories.set(cells.subarray(last, last + h), b * 2 * h + h);
     }
-    if (keep) this.kept = { batch, steps, input, initialMemories: memories, gates, cells, cellTanh, hidden };
+    if (keep) this.kept = { batch, steps, input, initialMemories: memories, recurrentWeight, gates, cells, cellTanh, hidden };
     return { output: hidden, memories: finalMemories };
   }
 
@@ -256,14 +273,13 @@ export class Lstm {
     pass: KeptPass,
     outputGradient: Float32Array,
     finalMemoryGradient: Float32Array | null,
-    parameters: Float32Array,
     gradient: Float32Array,
   ): { gateGradients: Float32Array; memories: Float32Array } {
-    const { batch, steps, initialMemories, gates, cells, cellTanh } = pass;
+    const { batch, steps, initialMemories, recurrentWeight, gates, cells, cellTanh } = pass;
     const h = this.hiddenSize;
     // W_hh transposed (H x 4H): each hidden unit's gradient is then one contiguous dot product.
     const wHhT = new Float32Array(4 * h * h);
-    transposeInto(blockValues(parameters, this.weightHh), 4 * h, h, wHhT);
+    transposeInto(recurrentWeight, 4 * h, h, wHhT);
     const memoryGradient = new Float32Array(batch * 2 * h);
     const rows = batch * steps;
     const gateGradients = new Float32Array(rows * 4 * h);
@@ -336,17 +352,13 @@ export class Lstm {
     return tf.tensor1d(Float32Array.from(blockValues(parameters, this.biasIh), (v, k) => v + parameters[this.biasHh.offset + k]));
   }
 
-  /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs), as rows x 4H values. */
-  private inputProjection(input: Float32Array, rows: number, parameters: Float32Array): Float32Array {
-    return tf.tidy(() => tensorValues(this.projectRows(tf.tensor2d(input, [rows, this.inputs]), parameters)));
-  }
-
-  /** inputProjection() of an input tensor, left where it is (rows x 4H). */
-  private projectRows(input: tf.Tensor2D, parameters: Float32Array): tf.Tensor2D {
+  /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs): rows x 4H. */
+  private inputProjection(input: Float32Array, rows: number, parameters: Float32Array): tf.Tensor2D {
     const gates = 4 * this.hiddenSize;
     const transposed = new Float32Array(this.inputs * gates);
     transposeInto(blockValues(parameters, this.weightIh), gates, this.inputs, transposed);
-    return tf.fused.matMul({ a: input, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }) as tf.Tensor2D;
+    const x = tf.tensor2d(input, [rows, this.inputs]);
+    return tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }) as tf.Tensor2D;
   }
 
   /**

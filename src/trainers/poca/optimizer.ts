@@ -10,10 +10,16 @@
  * and one Adam step over the actor's and the critic's weights. Upstream's one Adam over both
  * parameter lists is two here, one per parameter vector: Adam works weight by weight with one
  * step count, so the steps are the same.
+ *
+ * A minibatch is a reading pass (tensor-io.ts), so that the update thread runs it on WebGPU; there,
+ * for a whole update, each network whose layers allow it keeps its weights and Adam's moments on
+ * the GPU (device-parameters.ts).
  */
 import type { POCASettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
+import { DeviceParameters, adamStep, updatingOnDevice } from '../../networks/device-parameters';
+import { ReadingPass, passReadingNothing, runPass, scoped } from '../../networks/tensor-io';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { GroupActionBatch, PocaCritic, PocaCriticDescription, PocaSequences } from '../../networks/poca-critic';
 import { STAT_KEYS } from '../../stats';
@@ -59,6 +65,9 @@ export class PocaOptimizer extends CheckpointedOptimizer {
   readonly criticAdam: Adam;
   readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
   readonly behavioralCloning: BehavioralCloning | null;
+  /** During updatingOnDevice() on WebGPU: each network's weights and Adam's moments on the GPU, when they stay there. */
+  private actorDevice: DeviceParameters | null = null;
+  private criticDevice: DeviceParameters | null = null;
 
   constructor(
     readonly model: ActorCritic,
@@ -72,25 +81,60 @@ export class PocaOptimizer extends CheckpointedOptimizer {
     this.behavioralCloning = settings.behavioralCloning;
   }
 
+  /**
+   * Runs a whole update's pass (./update.ts): on WebGPU, with the actor's weights and Adam's
+   * moments on the GPU from its first minibatch to its last (behavioral cloning steps them there
+   * too), and the critic's as well unless its LSTM's or attention's row passes read its array.
+   */
+  *updatingOnDevice<T>(pass: ReadingPass<T>): ReadingPass<T> {
+    try {
+      return yield* updatingOnDevice(this.model, this.actorAdam, (actor) => {
+        this.actorDevice = actor;
+        if (!this.critic.parametersCanStayOnDevice) return pass;
+        return updatingOnDevice(this.critic, this.criticAdam, (critic) => {
+          this.criticDevice = critic;
+          return pass;
+        });
+      });
+    } finally {
+      this.actorDevice = null;
+      this.criticDevice = null;
+    }
+  }
+
+  /** During updatingOnDevice() on WebGPU: the actor's weights on the GPU, which behavioral cloning steps too; else null. */
+  get deviceParameters(): DeviceParameters | null {
+    return this.actorDevice;
+  }
+
   /** One gradient step on one minibatch, at training step `step` (for the schedules). */
   update(batch: PocaMinibatch, step: number): PocaUpdateStats {
+    return runPass(this.updatePass(batch, step));
+  }
+
+  /** update() as a reading pass (tensor-io.ts): runPassAsync runs it on WebGPU. */
+  *updatePass(batch: PocaMinibatch, step: number): ReadingPass<PocaUpdateStats> {
     const { learningRate, epsilon, beta } = ppoScheduleAt(this.settings.hyperparameters, this.settings.maxSteps, step);
     const signals = this.critic.rewardSignals;
     const masks = batch.masks ?? new Float32Array(batch.count).fill(1);
     // The actor has no value heads: ppoLoss gives policy - beta entropy and their gradient.
-    const actor = this.model.computeGradient(
-      batch.observations,
-      batch.count,
-      (outputs, gradients) => ppoLoss(outputs, batch, this.model.actionSpec, [], epsilon, beta, gradients),
-      batch.sequences,
+    const actor = yield* scoped(
+      this.model.gradientPass(
+        batch.observations,
+        batch.count,
+        (outputs, gradients) => passReadingNothing(() => ppoLoss(outputs, batch, this.model.actionSpec, [], epsilon, beta, gradients)),
+        batch.sequences,
+      ),
     );
-    const critic = this.critic.computeGradient(
-      batch.group,
-      (estimates, gradients) => ({
-        value: trustRegionValueLoss(estimates.values, batch.oldValues, batch.returns, signals, epsilon, masks, { values: gradients.values, weight: 0.5 }),
-        baseline: trustRegionValueLoss(estimates.baselines, batch.oldBaselines, batch.returns, signals, epsilon, masks, { values: gradients.baselines, weight: 0.25 }),
-      }),
-      batch.criticSequences,
+    const critic = yield* scoped(
+      this.critic.gradientPass(
+        batch.group,
+        (estimates, gradients) => ({
+          value: trustRegionValueLoss(estimates.values, batch.oldValues, batch.returns, signals, epsilon, masks, { values: gradients.values, weight: 0.5 }),
+          baseline: trustRegionValueLoss(estimates.baselines, batch.oldBaselines, batch.returns, signals, epsilon, masks, { values: gradients.baselines, weight: 0.25 }),
+        }),
+        batch.criticSequences,
+      ),
     );
     const { policyLoss } = actor.loss;
     const { value: valueLoss, baseline: baselineLoss } = critic.loss;
@@ -101,9 +145,9 @@ export class PocaOptimizer extends CheckpointedOptimizer {
           `at step ${step}: the update was not applied.`,
       );
     }
-    this.actorAdam.apply(this.model.parameters, actor.gradient, learningRate);
+    adamStep(this.actorDevice, this.actorAdam, this.model.parameters, actor.gradient, learningRate);
     this.model.parametersChanged();
-    this.criticAdam.apply(this.critic.parameters, critic.gradient, learningRate);
+    adamStep(this.criticDevice, this.criticAdam, this.critic.parameters, critic.gradient, learningRate);
     this.critic.parametersChanged();
     return {
       [STAT_KEYS.policyLoss]: Math.abs(policyLoss),

@@ -15,7 +15,8 @@
  *
  * With threaded: true the updates run in a worker thread (./update-worker.ts), as PPO's do
  * (../on-policy-trainer.ts; upstream's trainer controller threads every trainer whose settings say
- * so, POCA's included). The exported policy is the actor, as PPO's.
+ * so, POCA's included), on WebGPU when it was chosen for the updates. The exported policy is the
+ * actor, as PPO's.
  */
 import type { POCASettings, TrainerSettings } from '../../config/settings';
 import { ActorCritic } from '../../networks/actor-critic';

@@ -22,7 +22,7 @@ import { AgentBuffer, BufferKey, RewardSignalKeys, groupObservationKey, groupSlo
 import { rowsAtSequenceStarts } from '../critic-memories';
 import { PackedColumn } from '../ppo/update-protocol';
 import { PpoUpdateMeans, minibatchOf, trainOnBuffer } from '../ppo/update';
-import { passReadingNothing, runPass } from '../../networks/tensor-io';
+import { ReadingPass, runPass } from '../../networks/tensor-io';
 import { ExtrinsicRewardProvider } from '../reward-signals/extrinsic';
 import { createRewardProviders } from '../reward-signals/registry';
 import { GroupActionBatch } from '../../networks/poca-critic';
@@ -54,12 +54,18 @@ export function createPocaNetworks(behavior: string, spec: BehaviorSpec, setting
 
 /** Updates the actor and the critic on `buffer` at training step `step`; `random` gives the shuffles' floats in [0, 1). */
 export function updatePocaOnBuffer(optimizer: PocaOptimizer, buffer: AgentBuffer, settings: PocaTrainerSettings, random: () => number, step: number): PpoUpdateMeans {
+  return runPass(updatePocaPassOnBuffer(optimizer, buffer, settings, random, step));
+}
+
+/** updatePocaOnBuffer() as a reading pass (tensor-io.ts): the update thread runs it with runPassAsync, on WebGPU too. */
+export function updatePocaPassOnBuffer(optimizer: PocaOptimizer, buffer: AgentBuffer, settings: PocaTrainerSettings, random: () => number, step: number): ReadingPass<PpoUpdateMeans> {
   const sequenceLength = settings.network_settings.memory?.sequence_length ?? 1;
   const signals = Object.keys(settings.reward_signals);
-  return runPass(
-    trainOnBuffer(buffer, { ...settings.hyperparameters, sequenceLength }, optimizer, random, step, (batch) =>
-      passReadingNothing(() => ({ ...optimizer.update(pocaMinibatchOf(batch, signals, optimizer.critic.memorySize > 0 ? sequenceLength : null), step) })),
-    ),
+  const memory = optimizer.critic.memorySize > 0 ? sequenceLength : null;
+  return optimizer.updatingOnDevice(
+    trainOnBuffer(buffer, { ...settings.hyperparameters, sequenceLength }, optimizer, random, step, function* (batch) {
+      return { ...(yield* optimizer.updatePass(pocaMinibatchOf(batch, signals, memory), step)) };
+    }),
   );
 }
 

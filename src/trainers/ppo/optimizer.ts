@@ -7,7 +7,7 @@
 import type { PPOSettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
 import { Adam } from '../../networks/adam';
-import { DeviceParameters, updatingOnDevice } from '../../networks/device-parameters';
+import { DeviceParameters, adamStep, updatingOnDevice } from '../../networks/device-parameters';
 import { ReadingPass, passReadingNothing, runPass, scoped } from '../../networks/tensor-io';
 import { CheckpointArray, CheckpointContents, encodeCheckpoint } from '../../networks/checkpoint-file';
 import { CheckpointedOptimizer } from '../optimizer-checkpoint';
@@ -93,8 +93,6 @@ export class PpoOptimizer extends CheckpointedOptimizer {
    * the GPU from its first minibatch to its last (../../networks/device-parameters.ts).
    */
   *updatingOnDevice<T>(pass: ReadingPass<T>): ReadingPass<T> {
-    // Behavioral cloning steps the same weights with its own Adam, on their arrays: they stay there.
-    if (this.behavioralCloning !== null) return yield* pass;
     try {
       return yield* updatingOnDevice(this.model, this.adam, (device) => {
         this.device = device;
@@ -103,6 +101,11 @@ export class PpoOptimizer extends CheckpointedOptimizer {
     } finally {
       this.device = null;
     }
+  }
+
+  /** During updatingOnDevice() on WebGPU: the weights on the GPU, which behavioral cloning steps too; else null. */
+  get deviceParameters(): DeviceParameters | null {
+    return this.device;
   }
 
   /** One gradient step on one minibatch, at training step `step` (for the schedules). */
@@ -128,8 +131,7 @@ export class PpoOptimizer extends CheckpointedOptimizer {
           'the update was not applied.',
       );
     }
-    if (this.device !== null) this.device.step(gradient, learningRate);
-    else this.adam.apply(model.parameters, gradient, learningRate);
+    adamStep(this.device, this.adam, model.parameters, gradient, learningRate);
     model.parametersChanged();
     return {
       'Losses/Policy Loss': Math.abs(policyLoss),

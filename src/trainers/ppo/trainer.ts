@@ -24,9 +24,6 @@ import { PpoOptimizer } from './optimizer';
 import { rewardBatchOf } from '../reward-signals/reward-provider';
 import { PpoUpdateMeans, createPpoNetworks, updateOnBuffer } from './update';
 import { PackedColumn, UpdateReply, UpdateRequest, optimizerStateOf, providerNormalizers, restoreUpdatedState } from './update-protocol';
-import type { Logger } from '../../common/logger';
-import { BackendName } from '../../networks/backend';
-import { ppoBehaviorOnGpuRefusal, workerBackendFor } from '../gpu-updates';
 
 /** A PPO behavior's settings (trainer_type: ppo). */
 export type PpoTrainerSettings = Extract<TrainerSettings, { trainer_type: 'ppo' }>;
@@ -39,14 +36,12 @@ export class PpoTrainer extends OnPolicyTrainer<PpoTrainerSettings, UpdateReques
   readonly policy: ModelPolicy;
 
   private readonly hyperparameters: PPOSettings;
-  private readonly logger: Logger | null;
   /** The critic's memories per agent across trajectory pieces (with memory). */
   private readonly criticMemories: CriticMemories;
 
   constructor(options: PpoTrainerOptions) {
     super(options, 'ppo');
     this.hyperparameters = options.settings.hyperparameters;
-    this.logger = options.logger ?? null;
     ({ model: this.model, optimizer: this.optimizer } = createPpoNetworks(options.behaviorName, options.spec, options.settings, options.seed, options.logger ?? null));
     this.policy = new ModelPolicy(this.model);
     this.criticMemories = new CriticMemories(this.model, this.sequenceLength);
@@ -76,11 +71,6 @@ export class PpoTrainer extends OnPolicyTrainer<PpoTrainerSettings, UpdateReques
   /** Copies the worker's weights and Adam state into the acting model. */
   protected applyWorkerState(reply: Extract<UpdateReply, { kind: 'updated' }>): void {
     restoreUpdatedState(this.optimizer, reply.state, reply.addedToNormalizers);
-  }
-
-  /** The backend chosen for updates, WebGPU included, unless this behavior's reward signals keep it off WebGPU. */
-  protected override workerBackend(): BackendName {
-    return workerBackendFor(this.behaviorName, ppoBehaviorOnGpuRefusal(this.spec, this.settings), this.logger);
   }
 
   processTrajectory(trajectory: Trajectory): void {

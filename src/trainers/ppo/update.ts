@@ -11,6 +11,7 @@
 import type { PPOSettings } from '../../config/settings';
 import type { BehaviorSpec } from '../../env/behavior-spec';
 import { ActorCritic } from '../../networks/actor-critic';
+import type { DeviceParameters } from '../../networks/device-parameters';
 import { AgentBuffer, BufferKey, RewardSignalKeys, observationKey } from '../buffer';
 import { rowsAtSequenceStarts } from '../critic-memories';
 import { PpoMinibatch } from './loss';
@@ -91,7 +92,12 @@ export function updatePassOnBuffer(
 export function* trainOnBuffer(
   buffer: AgentBuffer,
   hyperparameters: Pick<PPOSettings, 'batch_size' | 'num_epoch'> & { readonly sequenceLength: number },
-  optimizer: { readonly rewardProviders: ReadonlyMap<string, RewardProvider>; readonly behavioralCloning: BehavioralCloning | null },
+  optimizer: {
+    readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
+    readonly behavioralCloning: BehavioralCloning | null;
+    /** The policy's weights on the GPU during an update that holds them there (PpoOptimizer.updatingOnDevice). */
+    readonly deviceParameters?: DeviceParameters | null;
+  },
   random: () => number,
   step: number,
   updateMinibatch: (batch: AgentBuffer) => ReadingPass<Record<string, number>>,
@@ -119,7 +125,7 @@ export function* trainOnBuffer(
   }
   const means: PpoUpdateMeans = new Map([...totals].map(([key, { sum, count }]) => [key, sum / count]));
   // Upstream's bc_module.update(), after the policy's update.
-  const cloning = optimizer.behavioralCloning === null ? {} : yield* optimizer.behavioralCloning.updatePass(step);
+  const cloning = optimizer.behavioralCloning === null ? {} : yield* optimizer.behavioralCloning.updatePass(step, optimizer.deviceParameters ?? null);
   for (const [key, value] of Object.entries(cloning)) means.set(key, value);
   return means;
 }
