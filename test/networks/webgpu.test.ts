@@ -192,10 +192,11 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
     // Only the actor and V pass through the GPU: their heads, then their gradients.
     expect(run.reads.discrete).toBe(3);
     // With memory, each LSTM's input projection forward and its output gradient backward too
-    // (the actor's, V's, each Q network's twice), and V's one step before the target's sequences.
-    expect(run.reads.memory).toBe(24);
+    // (the actor's, V's, each Q network's twice), and V's one step before the target's sequences,
+    // whose passes read the body's output and then the projection.
+    expect(run.reads.memory).toBe(26);
     // Discrete actions only: no dQ/da pass.
-    expect(run.reads['memory, small']).toBe(22);
+    expect(run.reads['memory, small']).toBe(24);
     // Each of cloning's two minibatches (64 demonstrations, batch 32): the actor's heads, then its gradient.
     expect(run.reads['behavioral cloning']).toBe(12 + 2 * 2);
     // The attention's output read back with each of the five encodings (V's target, the Q
