@@ -406,13 +406,28 @@ export class ActorCritic {
     memories: Float32Array,
     sequenceLength: number,
   ): { values: Record<string, Float32Array>; memories: Float32Array } {
+    return runPass(scoped(this.criticSequencesPass(observations, count, memories, sequenceLength)));
+  }
+
+  /**
+   * criticSequences() as a reading pass (tensor-io.ts), for SAC's update with memory on WebGPU:
+   * the body encoder's output and the LSTM's input projection are read back, for the recurrence
+   * and the head in JavaScript.
+   * Run it scoped().
+   */
+  *criticSequencesPass(
+    observations: readonly Float32Array[],
+    count: number,
+    memories: Float32Array,
+    sequenceLength: number,
+  ): ReadingPass<{ values: Record<string, Float32Array>; memories: Float32Array }> {
     const { body, head } = this.networks[this.networks.length - 1];
     if (body.memory === null) throw new Error('criticSequences() runs a critic with memory; this one has none.');
-    return tf.tidy(() => {
-      const encoding = body.bodyEncoder.forward(tf.tensor2d(this.bodyInputs(body, observations, count), [count, this.inputSize]), this.parameterSource, false);
-      const recurred = body.memory!.forward(tensorValues(encoding), memories, count / sequenceLength, sequenceLength, this.parameters, false);
-      return { values: this.valuesOf(head.forwardInJavaScript(recurred.output, count, this.parameters, false), count), memories: recurred.memories };
-    });
+    const source = this.parameterSource;
+    const rows = yield* body.encodeObservations(observations, this.normalizedInputs(observations, count), count, source, false);
+    const encoding: Float32Array = yield body.bodyEncoder.forward(tf.tensor2d(rows, [count, this.inputSize]), source, false);
+    const recurred = yield* body.memory.forwardPass(encoding, memories, count / sequenceLength, sequenceLength, this.parameters, false);
+    return { values: this.valuesOf(head.forwardInJavaScript(recurred.output, count, this.parameters, false), count), memories: recurred.memories };
   }
 
   /**
@@ -572,11 +587,6 @@ export class ActorCritic {
   private logStd(): Float32Array {
     const block = this.logStdBlock;
     return block === null ? new Float32Array(0) : this.parameters.subarray(block.offset, block.offset + block.shape[0]);
-  }
-
-  /** What `body`'s LinearEncoder takes in for `count` agents (count x inputSize). */
-  private bodyInputs(body: NetworkBody, observations: readonly Float32Array[], count: number): Float32Array {
-    return runPass(body.encodeObservations(observations, this.normalizedInputs(observations, count), count, this.parameterSource, false));
   }
 
   /**

@@ -19,6 +19,9 @@
  * gives dQ/da too: SAC's policy loss needs it at the actor's sampled action.
  *
  * Each pass is also a reading pass (tensor-io.ts), so that SAC's update runs it on WebGPU too.
+ * With tfjs the LSTM runs feature-major, as the actor's does (its input projection read back for
+ * the recurrence); on WebGPU a small network with memory runs with tfjs as well, since even the
+ * plain-loop LSTM projects its input with a tfjs product, which reads back only within such a pass.
  * A pass runs in the caller's tf.tidy scope (or scoped()): encode(..., keep = true) keeps what the encoders'
  * backward needs until that scope ends, and one encoding serves both of SAC's passes (the stored
  * actions and the policy's sampled ones), as both read the same observations.
@@ -32,7 +35,7 @@ import { Dense, linearLayer } from './layers/dense';
 import { ParameterAllocator, ParameterBlock, ParameterSource, countParameters, sizeOf } from './layers/layer';
 import { Lstm } from './layers/lstm';
 import { NetworkBody, createBodyEncoder } from './network-body';
-import { ReadingPass, copyColumns, runPass } from './tensor-io';
+import { ReadingPass, copyColumns, readsSynchronously, runPass } from './tensor-io';
 
 export interface QNetworkSettings {
   readonly network: NetworkSettings;
@@ -62,6 +65,8 @@ export class QNetwork {
   private readonly continuousActions: number;
   private version = 0;
   private passCount = 0;
+  /** Whether the last forward() ran in plain loops, which its backward() follows. */
+  private passInJavaScript = false;
 
   constructor(spec: BehaviorSpec, settings: QNetworkSettings, random: SeededRandom) {
     const { hidden_units: hidden, num_layers: numLayers } = settings.network;
@@ -142,18 +147,24 @@ export class QNetwork {
       copyColumns(encoded, width, 0, rows, width + C, 0, width, count);
       copyColumns(actions, C, 0, rows, width + C, width, C, count);
     }
-    const { bodyEncoder } = this.body;
+    const { bodyEncoder, memory } = this.body;
     const p = this.parameters;
-    if (!this.usesTensors) {
+    // The LSTM's input projection is a tfjs product, which WebGPU reads back only within a reading pass.
+    this.passInJavaScript = !this.usesTensors && (memory === null || readsSynchronously());
+    if (this.passInJavaScript) {
       return this.head.forwardInJavaScript(this.recur(bodyEncoder.forwardInJavaScript(rows, count, p, true), count), count, p, true);
     }
     const source = this.source;
-    let encoding = bodyEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true);
-    if (this.body.memory !== null) encoding = tf.tensor2d(this.recur(yield encoding, count), [count, this.body.outputSize]);
+    let encoding = bodyEncoder.forward(tf.tensor2d(rows, [count, this.body.inputWidth]), source, true) as tf.Tensor2D;
+    if (memory !== null) {
+      // Each sequence from zero memories; the LSTM runs feature-major.
+      const memories = new Float32Array((count / this.sequenceLength) * memory.memorySize);
+      encoding = tf.transpose(yield* this.body.forwardMemoryColumns(tf.transpose(encoding), memories, this.sequenceLength, source, true));
+    }
     return yield this.head.forward(encoding, source, true);
   }
 
-  /** The LSTM over the LinearEncoder's rows (count x hidden), keeping its pass; the rows themselves without memory. */
+  /** The LSTM over the LinearEncoder's rows (count x hidden) in JavaScript, keeping its pass; the rows themselves without memory. */
   private recur(encoding: Float32Array, count: number): Float32Array {
     const memory = this.body.memory;
     if (memory === null) return encoding;
@@ -186,14 +197,12 @@ export class QNetwork {
     let inputGradient: Float32Array;
     // With tfjs, the encoders take the input gradient as it is, without a round trip through JavaScript.
     let inputGradientTensor: tf.Tensor2D | null = null;
-    if (!this.usesTensors) {
+    if (this.passInJavaScript) {
       const encodingGradient = this.recurBackward(this.head.backwardInJavaScript(outputGradient, this.parameters, this.gradient, true)!);
       inputGradient = bodyEncoder.backwardInJavaScript(encodingGradient, this.parameters, this.gradient, true)!;
     } else {
       let encodingGradient = this.head.backward(tf.tensor2d(outputGradient, [count, this.head.outputs]), source, true)! as tf.Tensor2D;
-      if (this.body.memory !== null) {
-        encodingGradient = tf.tensor2d(this.recurBackward(yield encodingGradient), [count, bodyEncoder.outputShape[0]]);
-      }
+      if (this.body.memory !== null) encodingGradient = tf.transpose(yield* this.body.backwardMemoryColumns(tf.transpose(encodingGradient), source));
       inputGradientTensor = bodyEncoder.backward(encodingGradient, source, true) as tf.Tensor2D;
       inputGradient = yield inputGradientTensor;
     }

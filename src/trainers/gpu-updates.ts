@@ -4,19 +4,19 @@
  * reading passes (src/networks/tensor-io.ts), and so far that is:
  * - PPO's and POCA's updates in their update thread, on every observation (vectors, images through
  *   every visual encoder, variable-length observations, goal signals), with or without memory,
- *   with their reward signals' updates (curiosity, RND, GAIL) and behavioral cloning on vector and
- *   image observations (every visual encoder of theirs but resnet); POCA's centralized critic
- *   (its entity attention over the group's members) beside the actor;
- * - SAC's update without memory in its update thread, on vector and image observations (every
- *   visual encoder but resnet); its reward signals are evaluated and trained on the acting thread.
- * The observations a behavior sends are known only once it connects: the trainers ask
- * onPolicyBehaviorOnGpuRefusal or sacUpdatesOnGpuRefusal then, and workerBackendFor acts on the answer.
+ *   with their reward signals' updates (curiosity, RND, GAIL) and behavioral cloning on every
+ *   observation too, but GAIL on resnet images; POCA's centralized critic (its entity attention
+ *   over the group's members) beside the actor;
+ * - SAC's update in its update thread, on every observation, with or without memory, with
+ *   behavioral cloning; its reward signals are evaluated and trained on the acting thread.
+ * The observations a behavior sends are known only once it connects: PPO's and POCA's trainers ask
+ * onPolicyBehaviorOnGpuRefusal then, and workerBackendFor acts on the answer.
  */
 import type { Logger } from '../common/logger';
-import type { EncoderType, RunOptions, TrainerSettings } from '../config/settings';
-import { BehaviorSpec, ObservationType } from '../env/behavior-spec';
+import type { RunOptions, TrainerSettings } from '../config/settings';
+import type { BehaviorSpec } from '../env/behavior-spec';
 import { BackendName, selectedBackend, updateBackend } from '../networks/backend';
-import { isVariableLength, isVisual } from '../networks/encoders/body-input';
+import { isVisual } from '../networks/encoders/body-input';
 
 /** Why this run's updates cannot run on WebGPU, naming the setting; null when they can. */
 export function gpuUpdatesRefusal(options: RunOptions): string | null {
@@ -25,7 +25,7 @@ export function gpuUpdatesRefusal(options: RunOptions): string | null {
   for (const [key, settings] of configured) {
     if (settings === null) continue;
     const refusal = settingsRefusal(settings);
-    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's and POCA's updates, and SAC's without memory or behavioral cloning, in their thread)`;
+    if (refusal !== null) return `${key}.${refusal} (WebGPU runs PPO's, POCA's and SAC's updates in their thread)`;
   }
   return null;
 }
@@ -43,40 +43,20 @@ export function workerBackendFor(behaviorName: string, refusal: string | null, l
 }
 
 /**
- * Why a behavior's reward signals keep its PPO or POCA updates off WebGPU, or null: their networks
- * (GAIL's traced passes above all) still read mid-pass through resnet's max pooling, the entity
- * attention and the hypernetwork. The policy's own networks, and POCA's critic, run there on
- * every observation.
+/**
+ * Why a behavior's reward signals keep its PPO or POCA updates off WebGPU, or null: GAIL's
+ * discriminator runs traced passes (tfjs's own gradients, for its gradient penalty), where
+ * resnet's max pooling finds each window's maximum by reading it back mid-pass. Every other
+ * network, the policy's, POCA's critic and the signals', runs there on every observation.
  */
 export function onPolicyBehaviorOnGpuRefusal(spec: BehaviorSpec, settings: TrainerSettings): string | null {
-  for (const [name, signal] of Object.entries(settings.reward_signals)) {
-    if (name === 'extrinsic') continue;
-    const refusal = readsMidPass(spec, signal.network_settings.vis_encode_type);
-    if (refusal !== null) return `reward_signals.${name}: ${refusal}`;
-  }
-  return null;
-}
-
-/** Why a behavior's observations, and the encoder of its images, keep its SAC updates off WebGPU, or null. */
-export function sacUpdatesOnGpuRefusal(spec: BehaviorSpec, encoder: EncoderType): string | null {
-  const refusal = readsMidPass(spec, encoder);
-  return refusal === null ? null : `SAC's Q networks: ${refusal}`;
-}
-
-/** Which of the behavior's observations would go through a pass that reads mid-way, or null. */
-function readsMidPass(spec: BehaviorSpec, encoder: EncoderType): string | null {
-  if (encoder === 'resnet' && spec.observationSpecs.some((observation) => isVisual(observation.shape))) {
-    return 'its images go through resnet, whose max pooling reads mid-pass: the other encoders update on WebGPU';
-  }
-  const other = spec.observationSpecs.find((observation) => isVariableLength(observation) || observation.observationType !== ObservationType.DEFAULT);
-  return other === undefined ? null : `its observation ${other.name} (${other.shape.join('x')}) is not a vector nor an image: only those update on WebGPU yet`;
+  const gail = settings.reward_signals.gail;
+  if (gail === undefined || gail.network_settings.vis_encode_type !== 'resnet') return null;
+  if (!spec.observationSpecs.some((observation) => isVisual(observation.shape))) return null;
+  return "reward_signals.gail: its images go through resnet, whose max pooling reads mid-pass in GAIL's traced passes: the other encoders update on WebGPU";
 }
 
 function settingsRefusal(settings: TrainerSettings): string | null {
   if (!settings.threaded) return 'threaded is false';
-  if (settings.trainer_type === 'sac') {
-    if (settings.network_settings.memory !== null) return 'network_settings.memory is set';
-    if (settings.behavioral_cloning !== null) return 'behavioral_cloning is set';
-  }
   return null;
 }

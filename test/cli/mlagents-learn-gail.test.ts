@@ -81,7 +81,7 @@ describe('mlagents-learn with gail and behavioral_cloning', () => {
     recordDemonstration(path.join(cwd, 'demos', '1D.demo'), c.demonstration!, 1);
     const first = (await learn(await simpleGoalArgs('sac', '--env-args', ...c.envArgs), { cwd, logger: memoryLogger() })).behaviorTrainers.get('1D') as SacTrainer;
     const gailSteps = (first.optimizer.settings.rewardProviders!.get('gail') as GailRewardProvider).adam.step;
-    const cloningSteps = first.behavioralCloning!.adam.step;
+    const cloningSteps = first.optimizer.behavioralCloning!.adam.step;
     // About one update a step after buffer_init_steps (100), each followed by a round of cloning.
     expect(gailSteps).toBeGreaterThan(100);
     expect(cloningSteps).toBeGreaterThan(100 * 12);
@@ -93,8 +93,8 @@ describe('mlagents-learn with gail and behavioral_cloning', () => {
     // As upstream's, a resumed SAC counts its updates as caught up with its steps: none are due
     // before step 350, so the restored state is all there is.
     expect((resumed.optimizer.settings.rewardProviders!.get('gail') as GailRewardProvider).adam.step).toBe(gailSteps);
-    expect(resumed.behavioralCloning!.adam.step).toBe(cloningSteps);
-    expect(resumed.behavioralCloning!.learningRate).toBe(first.behavioralCloning!.learningRate);
+    expect(resumed.optimizer.behavioralCloning!.adam.step).toBe(cloningSteps);
+    expect(resumed.optimizer.behavioralCloning!.learningRate).toBe(first.optimizer.behavioralCloning!.learningRate);
   }, 120000);
 
   it.each(['test_gail_visual_ppo[(0, 1)]', 'test_gail_visual_ppo[(1, 0)]'])('upstream\'s %s reaches 0.9', async (name) => {

@@ -166,22 +166,47 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
 });
 
 describe('SAC on WebGPU (SwiftShader) against wasm', () => {
-  // Largest difference measured: 4.3e-7 of the largest parameter (the continuous case's model after two updates).
+  // Largest difference measured: 4.3e-7 of the largest parameter (the continuous case's model after two updates; 4.1e-7 with memory, Q2).
   const TOLERANCE = 5e-6;
+  // With the attention, the hypernetwork or resnet: 1.8e-5 (Q2 of the plain goal's case), less
+  // than 5% of a step (Adam's first steps carry the backends' rounding of gradients near zero).
+  const MODULE_TOLERANCE = 5e-5;
+  const MODULE_CASES = ['variable-length observations and a goal (hyper)', 'variable-length observations and a goal (none)', 'resnet'];
 
-  onSwiftShader('updates give wasm\'s parameters and losses, continuous, discrete and hybrid, and the checkpoint resumes on wasm', () => {
+  onSwiftShader('updates give wasm\'s parameters and losses, continuous, discrete, hybrid, with memory, with behavioral cloning, on variable-length observations, goals and resnet, and the checkpoint resumes on wasm', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-sac-')), 'sac.json');
-    runOnSwiftShader('webgpu-sac-update.ts', ['webgpu-software', file]);
+    // SwiftShader compiles each shader on the CPU (resnet's, the attention's): most of the run.
+    runOnSwiftShader('webgpu-sac-update.ts', ['webgpu-software', file], 400_000);
     const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SacUpdateFile;
     expect(run.backend).toBe('webgpu');
-    expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid']);
-    expectCasesAsWasm(run.cases, 'after two updates', TOLERANCE, 5);
+    expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid', 'memory', 'memory, small', 'behavioral cloning', ...MODULE_CASES]);
+    // Cloning's loss after the four of each update.
+    expect(run.cases['behavioral cloning'].wasmLosses).toHaveLength(10);
+    const casesWhere = (modules: boolean) => Object.fromEntries(Object.entries(run.cases).filter(([name]) => MODULE_CASES.includes(name) === modules));
+    expectCasesAsWasm(casesWhere(false), 'after two updates', TOLERANCE, 5);
+    expectCasesAsWasm(casesWhere(true), 'after two updates', MODULE_TOLERANCE, 5);
     // The target's values, both Q networks at the sampled actions, the actor's and V's heads,
     // dQ/da, the model's gradients, each Q network's output and input gradient on the stored
     // actions, then the Q networks' gradients: 12 reads an update, whatever the batch size.
-    expect(run.transfers.downloads).toBe(12);
+    expect(run.reads.continuous).toBe(12);
+    // Only the actor and V pass through the GPU: their heads, then their gradients.
+    expect(run.reads.discrete).toBe(3);
+    // With memory, each LSTM's input projection forward and its output gradient backward too
+    // (the actor's, V's, each Q network's twice), and V's one step before the target's sequences,
+    // whose passes read the body's output and then the projection.
+    expect(run.reads.memory).toBe(26);
+    // Discrete actions only: no dQ/da pass.
+    expect(run.reads['memory, small']).toBe(24);
+    // Each of cloning's two minibatches (64 demonstrations, batch 32): the actor's heads, then its gradient.
+    expect(run.reads['behavioral cloning']).toBe(12 + 2 * 2);
+    // The attention's output read back with each of the five encodings (V's target, the Q
+    // networks', the actor's and V's); the plain goal's Q networks run in plain loops.
+    expect(run.reads['variable-length observations and a goal (hyper)']).toBe(12 + 5);
+    expect(run.reads['variable-length observations and a goal (none)']).toBe(16);
+    // The Q networks in plain loops: the image's five encodings, the heads, the two gradients.
+    expect(run.reads.resnet).toBe(5 + 2 + 2);
     expect(run.resumed).toEqual(run.saved);
-  }, 120_000);
+  }, 420_000);
 });
 
 describe('POCA on WebGPU (SwiftShader) against wasm', () => {
@@ -237,6 +262,46 @@ describe('reward signals and behavioral cloning on WebGPU (SwiftShader) against 
     }
     expect(run.wasm['gail, vector, vail and actions'].stats[0]['Losses/GAIL KL Loss']).toBeGreaterThan(0);
     expect(run.wasm['curiosity, camera'].rewards.some((reward) => reward > 0)).toBe(true);
+  }, 420_000);
+});
+
+describe('reward signals on variable-length observations, goals and resnet on WebGPU (SwiftShader) against wasm', () => {
+  // Largest differences measured, relative to the largest value: 6.5e-5 of the state arrays
+  // (curiosity on resnet: Adam's first steps carry the rounding of gradients near zero), 2.6e-6
+  // of the rewards, 7.3e-7 of a statistic.
+  const TOLERANCE = 2e-4;
+
+  onSwiftShader('curiosity, RND and GAIL (the attention, the hypernetwork) and curiosity and RND on resnet update as on wasm, and their state rewards alike on wasm', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-signal-modules-')), 'signals.json');
+    runOnSwiftShader('webgpu-signals.ts', ['webgpu-software', file, 'modules'], 400_000);
+    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SignalsFile;
+    expect(Object.keys(run.compared)).toEqual([
+      'curiosity, variable-length observations and a goal',
+      'rnd, variable-length observations and a goal',
+      'gail, variable-length observations and a goal',
+      'curiosity, resnet',
+      'rnd, resnet',
+    ]);
+    for (const [label, wasm] of Object.entries(run.wasm)) {
+      const gpu = run.compared[label];
+      expect([label, gpu.backend, wasm.backend]).toEqual([label, 'webgpu', 'wasm']);
+      expectCloseToScale(gpu.state, wasm.state, `${label}: state after two updates`, TOLERANCE);
+      expectCloseToScale(gpu.rewards, wasm.rewards, `${label}: rewards`, TOLERANCE);
+      gpu.stats.forEach((stats, u) => {
+        for (const [tag, value] of Object.entries(stats)) expectCloseToScale([value], [wasm.stats[u][tag]], `${label}: ${tag} of update ${u + 1}`, TOLERANCE);
+      });
+      expect(wasm.stats[0]).not.toEqual(wasm.stats[1]);
+    }
+    // Reads an update: curiosity's 5 and RND's 4 whatever the encoder (the encodings, the outputs
+    // its loss needs, the gradient), GAIL's one.
+    const downloads = Object.fromEntries(Object.entries(run.compared).map(([label, { downloads }]) => [label, downloads]));
+    expect(downloads).toEqual({
+      'curiosity, variable-length observations and a goal': 5,
+      'rnd, variable-length observations and a goal': 4,
+      'gail, variable-length observations and a goal': 1,
+      'curiosity, resnet': 5,
+      'rnd, resnet': 4,
+    });
   }, 420_000);
 });
 

@@ -66,7 +66,7 @@ export interface SacOptimizerSettings {
   readonly signals: ReadonlyArray<{ readonly gamma: number; readonly strength: number; readonly ignoreDone?: boolean }>;
   /** The reward signals' providers by signal, saved and restored with the networks; none when not given. */
   readonly rewardProviders?: ReadonlyMap<string, RewardProvider>;
-  /** behavioral_cloning, when configured: saved and restored with the networks (the trainer runs it). */
+  /** behavioral_cloning, when configured: a round after each update (updateAndClonePass), saved and restored with the networks. */
   readonly behavioralCloning?: BehavioralCloning | null;
   /** Seeds the Q networks' initial weights and the update's action samples. */
   readonly seed: number;
@@ -117,6 +117,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
   readonly q1Adam: Adam;
   readonly q2Adam: Adam;
   readonly entropyAdam: Adam;
+  readonly behavioralCloning: BehavioralCloning | null;
 
   /** Draws the reparameterization noise (and seeded the Q networks); reseeding it replays a draw. */
   readonly random: SeededRandom;
@@ -169,6 +170,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
     this.q1Adam = new Adam(this.q1.parameters.length);
     this.q2Adam = new Adam(this.q2.parameters.length);
     this.entropyAdam = new Adam(this.logEntropyCoefficients.length);
+    this.behavioralCloning = settings.behavioralCloning ?? null;
   }
 
   learningRateAt(step: number): number {
@@ -219,6 +221,17 @@ export class SacOptimizer extends CheckpointedOptimizer {
     };
   }
 
+  /**
+   * One update, then with behavioral_cloning a round of cloning, as upstream's trainer runs them;
+   * the statistics of both. A reading pass: SAC's trainer runs it with runPass, its update worker
+   * with runPassAsync (on WebGPU too).
+   */
+  *updateAndClonePass(batch: ReplayRows, step: number, signalRewards?: readonly Float32Array[]): ReadingPass<Record<string, number>> {
+    const stats = yield* this.updatePass(batch, step, signalRewards);
+    const cloning = this.behavioralCloning === null ? {} : yield* this.behavioralCloning.updatePass(step);
+    return { ...stats, ...cloning };
+  }
+
   /** The losses of one minibatch and their gradients, all from the current parameters; changes nothing. */
   lossesAndGradients(batch: ReplayRows, signalRewards?: readonly Float32Array[]): SacGradients {
     return runPass(this.lossesAndGradientsPass(batch, signalRewards));
@@ -241,7 +254,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
 
     // Targets of the Q losses: r + gamma (1 - done) V_target(s'), per reward signal.
     this.target.normalizer?.copyFrom(model.normalizer!);
-    const nextValues = sequences === undefined ? yield* this.target.valuesPass(batch.nextObservations, n) : this.targetValuesInSequences(batch, sequences);
+    const nextValues = sequences === undefined ? yield* this.target.valuesPass(batch.nextObservations, n) : yield* this.targetValuesInSequences(batch, sequences);
     const backups = model.rewardSignals.map((name, s) => {
       const { gamma, strength, ignoreDone } = this.settings.signals[s];
       const next = nextValues[name];
@@ -277,14 +290,14 @@ export class SacOptimizer extends CheckpointedOptimizer {
 
   /**
    * V_target over each sequence's next observations, from the memories V reaches after one step
-   * on the sequence's first observation (upstream's next_value_memories).
+   * on the sequence's first observation (upstream's next_value_memories); a reading pass.
    */
-  private targetValuesInSequences(batch: ReplayRows, sequences: SequenceMemories): Record<string, Float32Array> {
+  private *targetValuesInSequences(batch: ReplayRows, sequences: SequenceMemories): ReadingPass<Record<string, Float32Array>> {
     const n = batch.count;
     const length = sequences.length;
     const firstObservations = batch.observations.map((obs) => rowsAtSequenceStarts(obs, obs.length / n, length));
-    const nextMemories = this.model.criticSequences(firstObservations, n / length, sequences.critic, 1).memories;
-    return this.target.criticSequences(batch.nextObservations, n, nextMemories, length).values;
+    const nextMemories = (yield* this.model.criticSequencesPass(firstObservations, n / length, sequences.critic, 1)).memories;
+    return (yield* this.target.criticSequencesPass(batch.nextObservations, n, nextMemories, length)).values;
   }
 
   /**
@@ -510,12 +523,14 @@ export class SacOptimizer extends CheckpointedOptimizer {
 
   /**
    * Copies of what an update changes, by checkpoint name: every network's parameters, log alpha,
-   * the four Adams and their step counts. SAC's update worker and its trainer exchange them
-   * (./update.ts); the normalizer, which only the trainer feeds, is not among them.
+   * the four Adams and their step counts, and behavioral cloning's Adam and learning rate. SAC's
+   * update worker and its trainer exchange them (./update.ts); the normalizer, which only the
+   * trainer feeds, is not among them.
    */
   updatedState(): Array<[string, CheckpointArray]> {
     const adams = this.namedAdams().flatMap(([name, adam]) => adam.stateArraysWithStep(name));
-    return [...this.trainedArrays(), ...adams].map(([key, values]) => [key, values.slice()]);
+    const cloning = behavioralCloningStateArrays(this.behavioralCloning);
+    return [...this.trainedArrays(), ...adams, ...cloning].map(([key, values]) => [key, values.slice()]);
   }
 
   /** Puts updatedState()'s copies in place. */
@@ -523,6 +538,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
     const arrays = new Map(state);
     for (const [key, values] of this.trainedArrays()) values.set(requireCheckpointArray(arrays, key, values.length));
     for (const [name, adam] of this.namedAdams()) adam.loadStateArraysWithStep(name, arrays);
+    loadBehavioralCloningStateArrays(this.behavioralCloning, arrays);
     this.model.parametersChanged();
     this.target.parametersChanged();
     this.q1.parametersChanged();
@@ -546,7 +562,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
     const adams = this.namedAdams();
     for (const [name, adam] of adams) for (const [key, values] of adam.stateArrays(name)) arrays.set(key, values);
     for (const [key, values] of providersStateArrays(this.settings.rewardProviders ?? new Map())) arrays.set(key, values);
-    for (const [key, values] of behavioralCloningStateArrays(this.settings.behavioralCloning ?? null)) arrays.set(key, values);
+    for (const [key, values] of behavioralCloningStateArrays(this.behavioralCloning)) arrays.set(key, values);
     const adamSteps = Object.fromEntries(adams.map(([name, adam]) => [name, adam.step]));
     return encodeCheckpoint({ kind: 'sac', step, adamSteps, model: this.model.describe() }, arrays);
   }
@@ -564,7 +580,7 @@ export class SacOptimizer extends CheckpointedOptimizer {
     const steps = meta.adamSteps as Record<string, number>;
     for (const [name, adam] of this.namedAdams()) adam.loadStateArrays(name, arrays, steps[name]);
     loadProvidersStateArrays(this.settings.rewardProviders ?? new Map(), arrays);
-    loadBehavioralCloningStateArrays(this.settings.behavioralCloning ?? null, arrays);
+    loadBehavioralCloningStateArrays(this.behavioralCloning, arrays);
     return meta.step as number;
   }
 

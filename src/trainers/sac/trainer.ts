@@ -20,8 +20,8 @@
  * advance() after it answers. At most one request is in flight; the steps that arrive meanwhile
  * call for the next one, so the number of updates per step is the same. Reward signals are
  * evaluated and trained on this thread. A checkpoint taken meanwhile holds the state from before
- * the request; finishUpdate() waits for it. behavioral_cloning, which trains the acting model
- * after each update, keeps the updates on this thread.
+ * the request; finishUpdate() waits for it. behavioral_cloning's round after each update runs
+ * in the worker with it.
  */
 import * as path from 'path';
 import * as fs from 'fs';
@@ -36,15 +36,16 @@ import { ModelPolicy, RlTrainer, RlTrainerOptions, meanOf } from '../rl-trainer-
 import type { Trajectory } from '../trajectory';
 import { AgentBuffer, BufferKey, nextObservationKey, observationKey } from '../buffer';
 import { CriticMemories } from '../critic-memories';
-import { SacOptimizer, SacUpdateStats } from './optimizer';
+import { SacOptimizer } from './optimizer';
+import { runPass } from '../../networks/tensor-io';
 import { SacMinibatch, SacUpdateReply, SacUpdateRequest, createSacModel, minibatchMemory } from './update';
 import { InFlightUpdate, UpdateThread } from '../update-thread';
 import { NonFiniteLossError } from '../non-finite-loss';
-import { sacUpdatesOnGpuRefusal, workerBackendFor } from '../gpu-updates';
+import { updateBackend } from '../../networks/backend';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
 import { RewardBatch, RewardProvider, rewardBatchOf } from '../reward-signals/reward-provider';
 import { createRewardProviders } from '../reward-signals/registry';
-import { BehavioralCloning, createBehavioralCloning } from '../behavioral-cloning';
+import { createBehavioralCloning } from '../behavioral-cloning';
 
 /** A SAC behavior's settings (trainer_type: sac). */
 export type SacTrainerSettings = Extract<TrainerSettings, { trainer_type: 'sac' }>;
@@ -68,14 +69,12 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
   private rewardSignalUpdateSteps = 1;
   /** The reward signals' providers, in the model's rewardSignals order. */
   private readonly rewardProviders: Map<string, RewardProvider>;
-  /** behavioral_cloning, when configured. */
-  readonly behavioralCloning: BehavioralCloning | null;
   /** Rows per training sequence: sequence_length with memory, else 1. */
   private readonly sequenceLength: number;
   private readonly criticMemories: CriticMemories;
   private readonly spec: BehaviorSpec;
   private readonly seed: number;
-  /** Whether the updates run in a worker thread (threaded: true without behavioral cloning). */
+  /** Whether the updates run in a worker thread (threaded: true). */
   private readonly threaded: boolean;
   /** The worker that runs the updates, started at the first one. */
   private updateThread: UpdateThread<SacUpdateRequest, SacUpdateReply> | null = null;
@@ -93,13 +92,12 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     this.seed = options.seed;
     this.model = createSacModel(spec, settings, options.seed);
     this.rewardProviders = createRewardProviders(settings.reward_signals, options.behaviorName, spec, options.seed, options.logger ?? null);
-    this.behavioralCloning = createBehavioralCloning(this.model, options.behaviorName, settings, options.seed);
     this.optimizer = new SacOptimizer(this.model, spec, {
       hyperparameters: this.hyperparameters,
       maxSteps: settings.max_steps,
       signals: this.signals.map((name) => this.rewardProviders.get(name)!),
       rewardProviders: this.rewardProviders,
-      behavioralCloning: this.behavioralCloning,
+      behavioralCloning: createBehavioralCloning(this.model, options.behaviorName, settings, options.seed),
       seed: options.seed,
     });
     this.policy = new ModelPolicy(this.model);
@@ -117,12 +115,7 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
       },
       this.hyperparameters.buffer_size,
     );
-    this.threaded = settings.threaded && this.behavioralCloning === null;
-    if (settings.threaded && !this.threaded) {
-      this.logger?.warning(
-        `Behavior ${this.behaviorName}: threaded: true is not available for SAC with behavioral_cloning yet; its updates run on the main loop, between environment steps.`,
-      );
-    }
+    this.threaded = settings.threaded;
   }
 
   /**
@@ -242,22 +235,18 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     this.bookkeeping.policyUpdated();
     let updated = false;
     for (const { rows, signalRewards } of this.dueMinibatches()) {
-      let stats;
       try {
-        stats = this.optimizer.update(rows, this.step, signalRewards);
+        this.reportUpdate(runPass(this.optimizer.updateAndClonePass(rows, this.step, signalRewards)));
       } catch (error) {
         throw this.behaviorLossError(error);
       }
-      this.reportUpdate(stats);
       updated = true;
-      // As upstream: a round of behavioral cloning after every update.
-      for (const [key, value] of Object.entries(this.behavioralCloning?.update(this.step) ?? {})) this.stats.addStat(key, value);
     }
     this.updateRewardSignals();
     return updated;
   }
 
-  private reportUpdate(stats: SacUpdateStats): void {
+  private reportUpdate(stats: Readonly<Record<string, number>>): void {
     for (const [key, value] of Object.entries(stats)) this.stats.addStat(key, value);
   }
 
@@ -278,7 +267,7 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     const minibatches = [...this.dueMinibatches()];
     this.updateRewardSignals();
     if (minibatches.length === 0) return;
-    this.updateThread ??= new UpdateThread(this.behaviorName, 'sac', workerBackendFor(this.behaviorName, sacUpdatesOnGpuRefusal(this.spec, this.settings.network_settings.vis_encode_type), this.logger), {
+    this.updateThread ??= new UpdateThread(this.behaviorName, 'sac', updateBackend(), {
       behaviorName: this.behaviorName,
       observationSpecs: this.spec.observationSpecs,
       continuousSize: this.spec.actionSpec.continuousSize,

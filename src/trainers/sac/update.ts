@@ -7,9 +7,10 @@
  * draws the minibatches the new steps call for, each signal's rewards evaluated on them as
  * upstream does, and hands them to the worker in one request with the normalizer as it is now.
  * The worker owns a copy of the actor, V and its target, the twin Q networks, log alpha and
- * their Adams; it runs the updates one after another on the update backend (WebGPU's when one
- * was chosen, while acting stays on the main thread) and answers with what they changed (the
- * optimizer's updatedState()) and each update's statistics, which the trainer copies into the
+ * their Adams, and of behavioral cloning when configured (its demonstrations read there); it runs
+ * the updates one after another, each with its round of cloning, on the update backend (WebGPU's
+ * when one was chosen, while acting stays on the main thread) and answers with what they changed
+ * (the optimizer's updatedState()) and each update's statistics, which the trainer copies into the
  * acting model at its next advance(). The trainer's own copy goes along only when it changed
  * outside the worker (the first update, a restored checkpoint).
  */
@@ -18,7 +19,7 @@ import { ActorCritic } from '../../networks/actor-critic';
 import type { CheckpointArray } from '../../networks/checkpoint-file';
 import type { NormalizerState } from '../../networks/normalizer';
 import type { UpdateWorkerSetup } from '../ppo/update-protocol';
-import type { SacOptimizerSettings, SacUpdateStats } from './optimizer';
+import type { SacOptimizerSettings } from './optimizer';
 import type { ReplayRows } from './replay-buffer';
 import type { SacTrainerSettings } from './trainer';
 
@@ -55,7 +56,8 @@ export interface SacUpdateRequest {
 }
 
 export type SacUpdateReply =
-  | { readonly kind: 'updated'; readonly state: ReadonlyArray<[string, CheckpointArray]>; readonly stats: readonly SacUpdateStats[] }
+  /** `stats`: each update's statistics, behavioral cloning's round after it included. */
+  | { readonly kind: 'updated'; readonly state: ReadonlyArray<[string, CheckpointArray]>; readonly stats: ReadonlyArray<Readonly<Record<string, number>>> }
   /** The optimizer's NonFiniteLossError message: nothing of the request reaches the acting model. */
   | { readonly kind: 'nonFiniteLoss'; readonly message: string };
 

@@ -6,13 +6,13 @@
  * sequence's first observation; the checkpoint round trip with the LSTMs.
  */
 import { memoryLogger } from '../../../src/common/logger';
-import { SeededRandom } from '../../../src/common/random';
 import { ActionSpec, BehaviorSpec } from '../../../src/env/behavior-spec';
 import { ActorCritic } from '../../../src/networks/actor-critic';
 import { selectBackend } from '../../../src/networks/backend';
 import { SacGradients, SacOptimizer, maskedCount } from '../../../src/trainers/sac/optimizer';
 import type { ReplayRows } from '../../../src/trainers/sac/replay-buffer';
-import { behavior, network, observations } from '../../networks/model-fixtures';
+import { behavior, network } from '../../networks/model-fixtures';
+import { sequenceBatchFor } from './fixtures/replay-batch';
 import { centralDifference } from '../../helpers/finite-differences';
 
 beforeAll(async () => {
@@ -43,23 +43,7 @@ function optimizerFor(spec: BehaviorSpec): SacOptimizer {
 
 /** `sequences` sequences of random experiences with random memories; `masks` per row (1 by default). */
 function sequenceBatch(spec: BehaviorSpec, sequences: number, seed: number, masks?: number[]): ReplayRows {
-  const random = new SeededRandom(seed);
-  const count = sequences * SEQUENCE;
-  const { continuousSize, discreteBranches } = spec.actionSpec;
-  const maskWidth = discreteBranches.reduce((a, b) => a + b, 0);
-  return {
-    count,
-    observations: observations(spec, count, random),
-    nextObservations: observations(spec, count, random),
-    continuousActions: new Float32Array(count * continuousSize).map(() => random.range(-0.99, 0.99)),
-    discreteActions: Int32Array.from({ length: count * discreteBranches.length }, (_, k) => random.int(discreteBranches[k % discreteBranches.length])),
-    actionMasks: new Float32Array(count * maskWidth).fill(1),
-    rewards: new Float32Array(count).map(() => random.gaussian()),
-    dones: new Float32Array(count).map((_, i) => (i === count - 1 ? 1 : 0)),
-    memories: new Float32Array(count * MEMORY).map(() => 0.5 * random.gaussian()),
-    criticMemories: new Float32Array(count * MEMORY).map(() => 0.5 * random.gaussian()),
-    masks: Float32Array.from(masks ?? new Array(count).fill(1)),
-  };
+  return sequenceBatchFor(spec, sequences, SEQUENCE, MEMORY, seed, masks);
 }
 
 /** The rows of sequences [from, to) of `batch`, with its masks replaced by `masks` when given. */

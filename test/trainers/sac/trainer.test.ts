@@ -2,9 +2,10 @@
  * SAC's trainer on hand-made trajectories: what goes into the replay buffer (done only at a true
  * episode end; an interrupted episode bootstraps from its last observation, as upstream), when
  * updates run (after buffer_init_steps, one per steps_per_update steps), the same updates in
- * the worker thread with threaded: true, and an inference run that trains nothing.
+ * the worker thread with threaded: true (behavioral cloning's rounds with them), and an inference run that trains nothing.
  */
 import * as path from 'path';
+import { DemoWriter } from '../../../src/communicator/demo-file';
 import { settingsForBehavior } from '../../../src/config';
 import { memoryLogger } from '../../../src/common/logger';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
@@ -70,6 +71,20 @@ function trajectory(first: number, n: number, end: 'cut' | 'done' | 'interrupted
   });
 }
 
+/** A demonstration file of 12 steps of SPEC's behavior, in a new folder; returns its path. */
+function writeDemonstration(): string {
+  const file = path.join(tempDir('sac-cloning'), 'expert.demo');
+  const writer = new DemoWriter(file, { demonstrationName: 'Expert', brainParameters: { brain_name: 'B', action_spec: { num_continuous_actions: 1, num_discrete_actions: 0 } } });
+  for (let i = 0; i < 12; i++) {
+    writer.record({
+      agent_info: { reward: 0.1, done: i === 11, id: 1, observations: [{ shape: [2], float_data: { data: [i, -i] } }] },
+      action_info: { continuous_actions: [0.05 * i - 0.3] },
+    });
+  }
+  writer.close();
+  return file;
+}
+
 /** Every row of the trainer's replay buffer, oldest first, read back from its file. */
 function bufferRows(sac: SacTrainer): { nextObs: number[]; dones: number[] } {
   const file = path.join(tempDir('sac-trainer'), 'buffer.ckpt');
@@ -116,10 +131,14 @@ describe('SacTrainer', () => {
     expect(updatesAfter(18)).toBe(6); // (24 - 10) / k > 2 for k = 4, 5, 6
   });
 
-  it('with threaded: true, updates in its worker thread: the same updates, weights and statistics as on this thread once each request is awaited', async () => {
+  it.each([
+    ['without behavioral cloning', []],
+    ['with behavioral cloning', ['Losses/Pretraining Loss']],
+  ])('with threaded: true, updates in its worker thread: the same updates, weights and statistics as on this thread once each request is awaited, %s', async (cloning, cloningStats) => {
     const stats = { here: new StatsRegistry().reporter('B'), threaded: new StatsRegistry().reporter('B') };
-    const here = trainer({ stats: stats.here });
-    const threaded = trainer({ extra: '    threaded: true\n', stats: stats.threaded });
+    const extra = cloningStats.length === 0 ? '' : `    behavioral_cloning: {demo_path: ${writeDemonstration()}, num_epoch: 1, batch_size: 4}\n`;
+    const here = trainer({ extra, stats: stats.here });
+    const threaded = trainer({ extra: `${extra}    threaded: true\n`, stats: stats.threaded });
     const run = async (sac: SacTrainer, first: number): Promise<boolean> => {
       const trajectories = new AgentManagerQueue<Trajectory>('B');
       const policies = new AgentManagerQueue<ActingPolicy>('B');
@@ -137,7 +156,9 @@ describe('SacTrainer', () => {
       }
       expect(threaded.optimizer.q1Adam.step).toBe(6);
       expect(threaded.optimizer.updatedState()).toEqual(here.optimizer.updatedState());
-      for (const key of ['Losses/Policy Loss', 'Losses/Value Loss', 'Losses/Q1 Loss', 'Losses/Q2 Loss', 'Policy/Continuous Entropy Coeff', 'Policy/Learning Rate']) {
+      // With cloning, its Adam and learning rate are among the state, and its loss among the statistics.
+      if (cloningStats.length > 0) expect(threaded.optimizer.updatedState().map(([key]) => key)).toContain('behavioral_cloning.adam.step');
+      for (const key of ['Losses/Policy Loss', 'Losses/Value Loss', 'Losses/Q1 Loss', 'Losses/Q2 Loss', 'Policy/Continuous Entropy Coeff', 'Policy/Learning Rate', ...cloningStats]) {
         expect([key, stats.threaded.getStatsSummary(key)]).toEqual([key, stats.here.getStatsSummary(key)]);
         expect(stats.here.getStatsSummary(key)).not.toBeNull();
       }
