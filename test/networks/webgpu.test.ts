@@ -35,6 +35,13 @@ function runOnSwiftShader(script: string, args: string[], timeout = 480_000): st
   return result.stdout;
 }
 
+/** Runs a fixture that writes its results as JSON to the file named by its last argument on webgpu-software; returns them. */
+function fixtureResultsOnSwiftShader<Results>(script: string, extraArgs: string[] = [], timeout?: number): Results {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), `${path.basename(script, '.ts')}-`)), 'results.json');
+  runOnSwiftShader(script, ['webgpu-software', file, ...extraArgs], timeout);
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as Results;
+}
+
 /** What an update fixture gives for one case: the arrays it changed and its losses, on wasm and on the compared backend. */
 interface CaseAgainstWasm<Arrays> {
   readonly wasm: Arrays;
@@ -69,9 +76,7 @@ describe('modules on WebGPU (SwiftShader) against wasm', () => {
   onSwiftShader(
     'every module (the LSTM\'s and the attention\'s passes, max pooling\'s ties, the hypernetwork\'s goals among them) gives wasm\'s output, input gradient and parameter gradient, its gradients read back once',
     () => {
-      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-')), 'passes.json');
-      runOnSwiftShader('webgpu-passes.ts', ['webgpu-software', file]);
-      const passes = JSON.parse(fs.readFileSync(file, 'utf8')) as PassesFile;
+      const passes = fixtureResultsOnSwiftShader<PassesFile>('webgpu-passes.ts');
       expect(passes.backend).toBe('webgpu');
       expect(passes.log).toEqual([expect.stringMatching(/^Running the models on the webgpu-software backend \(@tensorflow\/tfjs-backend-webgpu\) on google swiftshader .*, software\.$/)]);
       expect(Object.keys(passes.compared)).toEqual(Object.keys(passes.wasm));
@@ -97,9 +102,7 @@ describe('PPO on WebGPU (SwiftShader) against wasm', () => {
   const MODULE_TOLERANCE = 1e-5;
 
   onSwiftShader('updates give wasm\'s parameters and losses (the weights and every Adam on the GPU between minibatches, whatever the layers: images, memory, variable-length observations, goals, resnet, behavioral cloning; their gradients too), and the checkpoint resumes on wasm', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-ppo-')), 'ppo.json');
-    runOnSwiftShader('webgpu-ppo-update.ts', ['webgpu-software', file]);
-    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PpoUpdateFile;
+    const run = fixtureResultsOnSwiftShader<PpoUpdateFile>('webgpu-ppo-update.ts');
     expect(run.backend).toBe('webgpu');
     expectCloseToScale(run.compared, run.wasm, 'parameters after two updates', TOLERANCE);
     run.comparedLosses.forEach((loss, i) => expect(loss).toBeCloseTo(run.wasmLosses[i], 5));
@@ -174,10 +177,8 @@ describe('SAC on WebGPU (SwiftShader) against wasm', () => {
   const MODULE_CASES = ['variable-length observations and a goal (hyper)', 'variable-length observations and a goal (none)', 'resnet'];
 
   onSwiftShader('updates give wasm\'s parameters and losses, continuous, discrete, hybrid, with memory, with behavioral cloning, on variable-length observations, goals and resnet, and the checkpoint resumes on wasm', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-sac-')), 'sac.json');
     // SwiftShader compiles each shader on the CPU (resnet's, the attention's): most of the run.
-    runOnSwiftShader('webgpu-sac-update.ts', ['webgpu-software', file], 400_000);
-    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SacUpdateFile;
+    const run = fixtureResultsOnSwiftShader<SacUpdateFile>('webgpu-sac-update.ts', [], 400_000);
     expect(run.backend).toBe('webgpu');
     expect(Object.keys(run.cases)).toEqual(['continuous', 'discrete', 'hybrid', 'memory', 'memory, small', 'behavioral cloning', ...MODULE_CASES]);
     // Cloning's loss after the four of each update.
@@ -214,9 +215,7 @@ describe('POCA on WebGPU (SwiftShader) against wasm', () => {
   const TOLERANCE = 1e-6;
 
   onSwiftShader('an update of two minibatches gives wasm\'s actor, critic, Adam moments and losses, vector (the weights on the GPU) and with memory, in a fixed number of reads, and the checkpoint resumes on wasm', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-poca-')), 'poca.json');
-    runOnSwiftShader('webgpu-poca-update.ts', ['webgpu-software', file]);
-    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as PocaUpdateFile;
+    const run = fixtureResultsOnSwiftShader<PocaUpdateFile>('webgpu-poca-update.ts');
     expect(run.backend).toBe('webgpu');
     expect(Object.keys(run.cases)).toEqual(['vector', 'memory']);
     // Policy, value and baseline loss of each minibatch.
@@ -235,31 +234,34 @@ describe('POCA on WebGPU (SwiftShader) against wasm', () => {
   }, 300_000);
 });
 
+/** Each signal's state, rewards and statistics on the compared backend are wasm's within `tolerance` of their scale, and its updates moved it. */
+function expectSignalsAsWasm(run: SignalsFile, tolerance: number): void {
+  expect(Object.keys(run.compared)).toEqual(Object.keys(run.wasm));
+  for (const [label, wasm] of Object.entries(run.wasm)) {
+    const gpu = run.compared[label];
+    expect([label, gpu.backend, wasm.backend]).toEqual([label, 'webgpu', 'wasm']);
+    expectCloseToScale(gpu.state, wasm.state, `${label}: state after two updates`, tolerance);
+    expectCloseToScale(gpu.rewards, wasm.rewards, `${label}: rewards`, tolerance);
+    gpu.stats.forEach((stats, u) => {
+      expect(Object.keys(stats)).toEqual(Object.keys(wasm.stats[u]));
+      for (const [tag, value] of Object.entries(stats)) expectCloseToScale([value], [wasm.stats[u][tag]], `${label}: ${tag} of update ${u + 1}`, tolerance);
+    });
+    // The updates moved the weights: equal states are not two untouched copies.
+    expect(wasm.stats[0]).not.toEqual(wasm.stats[1]);
+  }
+}
+
 describe('reward signals and behavioral cloning on WebGPU (SwiftShader) against wasm', () => {
   // Largest differences measured, relative to the largest value: 4.2e-6 of the state arrays
   // (curiosity on a camera), 3.3e-7 of the rewards, 2.4e-6 of a statistic (GAIL's KL divergence).
   const TOLERANCE = 2e-5;
 
   onSwiftShader('curiosity, RND, GAIL (VAIL, the gradient penalty) and cloning update as on wasm, vector and camera, and their state rewards alike on wasm', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-signals-')), 'signals.json');
     // SwiftShader compiles each shader on the CPU: most of the run, long on a busy machine.
-    runOnSwiftShader('webgpu-signals.ts', ['webgpu-software', file], 400_000);
-    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SignalsFile;
-    expect(Object.keys(run.compared)).toEqual(Object.keys(run.wasm));
-    for (const [label, wasm] of Object.entries(run.wasm)) {
-      const gpu = run.compared[label];
-      expect([label, gpu.backend, wasm.backend]).toEqual([label, 'webgpu', 'wasm']);
-      expectCloseToScale(gpu.state, wasm.state, `${label}: state after two updates`, TOLERANCE);
-      expectCloseToScale(gpu.rewards, wasm.rewards, `${label}: rewards`, TOLERANCE);
-      gpu.stats.forEach((stats, u) => {
-        expect(Object.keys(stats)).toEqual(Object.keys(wasm.stats[u]));
-        for (const [tag, value] of Object.entries(stats)) expectCloseToScale([value], [wasm.stats[u][tag]], `${label}: ${tag} of update ${u + 1}`, TOLERANCE);
-      });
-      // The update moved the weights: equal states are not two untouched copies.
-      expect(wasm.stats[0]).not.toEqual(wasm.stats[1]);
-      // GAIL reads its loss, statistics and gradient back at once.
-      if (label.startsWith('gail')) expect([label, gpu.downloads]).toEqual([label, 1]);
-    }
+    const run = fixtureResultsOnSwiftShader<SignalsFile>('webgpu-signals.ts', [], 400_000);
+    expectSignalsAsWasm(run, TOLERANCE);
+    // GAIL reads its loss, statistics and gradient back at once.
+    for (const [label, { downloads }] of Object.entries(run.compared)) if (label.startsWith('gail')) expect([label, downloads]).toEqual([label, 1]);
     expect(run.wasm['gail, vector, vail and actions'].stats[0]['Losses/GAIL KL Loss']).toBeGreaterThan(0);
     expect(run.wasm['curiosity, camera'].rewards.some((reward) => reward > 0)).toBe(true);
   }, 420_000);
@@ -272,9 +274,7 @@ describe('reward signals on variable-length observations, goals and resnet on We
   const TOLERANCE = 2e-4;
 
   onSwiftShader('curiosity, RND and GAIL (the attention, the hypernetwork) and curiosity and RND on resnet update as on wasm, and their state rewards alike on wasm', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webgpu-signal-modules-')), 'signals.json');
-    runOnSwiftShader('webgpu-signals.ts', ['webgpu-software', file, 'modules'], 400_000);
-    const run = JSON.parse(fs.readFileSync(file, 'utf8')) as SignalsFile;
+    const run = fixtureResultsOnSwiftShader<SignalsFile>('webgpu-signals.ts', ['modules'], 400_000);
     expect(Object.keys(run.compared)).toEqual([
       'curiosity, variable-length observations and a goal',
       'rnd, variable-length observations and a goal',
@@ -282,16 +282,7 @@ describe('reward signals on variable-length observations, goals and resnet on We
       'curiosity, resnet',
       'rnd, resnet',
     ]);
-    for (const [label, wasm] of Object.entries(run.wasm)) {
-      const gpu = run.compared[label];
-      expect([label, gpu.backend, wasm.backend]).toEqual([label, 'webgpu', 'wasm']);
-      expectCloseToScale(gpu.state, wasm.state, `${label}: state after two updates`, TOLERANCE);
-      expectCloseToScale(gpu.rewards, wasm.rewards, `${label}: rewards`, TOLERANCE);
-      gpu.stats.forEach((stats, u) => {
-        for (const [tag, value] of Object.entries(stats)) expectCloseToScale([value], [wasm.stats[u][tag]], `${label}: ${tag} of update ${u + 1}`, TOLERANCE);
-      });
-      expect(wasm.stats[0]).not.toEqual(wasm.stats[1]);
-    }
+    expectSignalsAsWasm(run, TOLERANCE);
     // Reads an update: curiosity's 5 and RND's 4 whatever the encoder (the encodings, the outputs
     // its loss needs, the gradient), GAIL's one.
     const downloads = Object.fromEntries(Object.entries(run.compared).map(([label, { downloads }]) => [label, downloads]));
