@@ -25,7 +25,7 @@ import { AgentBuffer } from './buffer';
 import { NonFiniteLossError } from './non-finite-loss';
 import type { CheckpointedOptimizer } from './optimizer-checkpoint';
 import type { PpoUpdateMeans } from './ppo/update';
-import { PackedColumn, UpdateWorkerSetup, packColumns } from './ppo/update-protocol';
+import { PackedColumn, packColumns, workerSetupFor } from './ppo/update-protocol';
 import { RlTrainer, RlTrainerOptions } from './rl-trainer-base';
 import { Trajectory } from './trajectory';
 import { InFlightUpdate, ThreadedTrainerKind, UpdateThread } from './update-thread';
@@ -133,19 +133,7 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
   /** The worker, on the backend chosen for updates (WebGPU included) unless this behavior's reward signals keep it off WebGPU. */
   private startUpdateThread(): UpdateThread<Request, Reply> {
     const backend = workerBackendFor(this.behaviorName, onPolicyBehaviorOnGpuRefusal(this.spec, this.settings), this.logger);
-    return new UpdateThread(this.behaviorName, this.workerKind, backend, this.workerSetup());
-  }
-
-  /** What the worker builds its networks from (the backend is added by UpdateThread). */
-  private workerSetup(): Omit<UpdateWorkerSetup<Settings>, 'backend'> {
-    return {
-      behaviorName: this.behaviorName,
-      observationSpecs: this.spec.observationSpecs,
-      continuousSize: this.spec.actionSpec.continuousSize,
-      discreteBranches: this.spec.actionSpec.discreteBranches,
-      settings: this.settings,
-      seed: this.seed,
-    };
+    return new UpdateThread(this.behaviorName, this.workerKind, backend, workerSetupFor(this.behaviorName, this.spec, this.settings, this.seed));
   }
 
   /**

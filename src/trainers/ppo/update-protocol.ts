@@ -15,7 +15,7 @@
  * thread merges into its own, so that the observations of both sides count, as without threads.
  */
 import type { BackendName } from '../../networks/backend';
-import type { ObservationSpec } from '../../env/behavior-spec';
+import type { BehaviorSpec, ObservationSpec } from '../../env/behavior-spec';
 import { AgentBuffer } from '../buffer';
 import type { CheckpointArray } from '../../networks/checkpoint-file';
 import type { NormalizerState } from '../../networks/normalizer';
@@ -34,6 +34,18 @@ export interface UpdateWorkerSetup<Settings = PpoTrainerSettings> {
   readonly discreteBranches: readonly number[];
   readonly settings: Settings;
   readonly seed: number;
+}
+
+/** A worker's setup for a behavior, but the backend (UpdateThread adds the one it runs on). */
+export function workerSetupFor<Settings>(behaviorName: string, spec: BehaviorSpec, settings: Settings, seed: number): Omit<UpdateWorkerSetup<Settings>, 'backend'> {
+  return {
+    behaviorName,
+    observationSpecs: spec.observationSpecs,
+    continuousSize: spec.actionSpec.continuousSize,
+    discreteBranches: spec.actionSpec.discreteBranches,
+    settings,
+    seed,
+  };
 }
 
 /** Weights and Adam state: what an update changes. */

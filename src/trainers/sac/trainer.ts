@@ -40,6 +40,7 @@ import { SacOptimizer } from './optimizer';
 import { runPass } from '../../networks/tensor-io';
 import { SacMinibatch, SacUpdateReply, SacUpdateRequest, createSacModel, minibatchMemory } from './update';
 import { InFlightUpdate, UpdateThread } from '../update-thread';
+import { workerSetupFor } from '../ppo/update-protocol';
 import { NonFiniteLossError } from '../non-finite-loss';
 import { updateBackend } from '../../networks/backend';
 import { ReplayBuffer, ReplayRows } from './replay-buffer';
@@ -268,12 +269,7 @@ export class SacTrainer extends RlTrainer<SacTrainerSettings> {
     this.updateRewardSignals();
     if (minibatches.length === 0) return;
     this.updateThread ??= new UpdateThread(this.behaviorName, 'sac', updateBackend(), {
-      behaviorName: this.behaviorName,
-      observationSpecs: this.spec.observationSpecs,
-      continuousSize: this.spec.actionSpec.continuousSize,
-      discreteBranches: this.spec.actionSpec.discreteBranches,
-      settings: this.settings,
-      seed: this.seed,
+      ...workerSetupFor(this.behaviorName, this.spec, this.settings, this.seed),
       signals: this.optimizer.settings.signals.map(({ gamma, strength, ignoreDone }) => ({ gamma, strength, ignoreDone })),
     });
     const request: SacUpdateRequest = {
