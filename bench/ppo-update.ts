@@ -28,7 +28,8 @@
  * their updates on that backend as the update thread of a training run does (each read awaited;
  * the minibatches made on wasm, where acting stays), beside wasm's, with the transfers of one
  * minibatch (Hallway's alone with --recurrent-only), then the reward-signal rows (PPO's minibatch
- * and the signal's update on it; alone with --reward-signals-only).
+ * and the signal's update on it; alone with --reward-signals-only), then the POCA row (alone with
+ * --poca-only).
  * Options: --backends wasm,cpu  --min-seconds 2  --visual-only  --recurrent-only  --reward-signals-only  --poca-only  --backend webgpu
  */
 import { parseArgs } from 'util';
@@ -40,14 +41,14 @@ import { SeededRandom } from '../src/common/random';
 import { PpoMinibatch } from '../src/trainers/ppo/loss';
 import { PpoOptimizer, PpoOptimizerSettings } from '../src/trainers/ppo/optimizer';
 import { ReferencePpoUpdate } from '../test/helpers/ppo-reference-update';
-import type { EncoderType, MemorySettings } from '../src/config/settings';
+import type { EncoderType, MemorySettings, NetworkSettings, POCASettings } from '../src/config/settings';
 import { printTable } from './table';
 import { ppoMinibatches } from './ppo-minibatches';
 import { createRewardProvider } from '../src/trainers/reward-signals/registry';
 import type { RewardBatch, RewardProvider } from '../src/trainers/reward-signals/reward-provider';
 import { measure, measureAsync } from './measure';
 import { ReadingPass, runPassAsync } from '../src/networks/tensor-io';
-import { webGpuTransfers } from '../src/networks/webgpu';
+import { TransferCounts, webGpuTransfers } from '../src/networks/webgpu';
 import { GroupActionBatch, PocaCritic } from '../src/networks/poca-critic';
 import { PocaMinibatch, PocaOptimizer } from '../src/trainers/poca/optimizer';
 
@@ -183,32 +184,55 @@ async function gpuBenchmarks(backend: BackendName, minSeconds: number, recurrent
     const wasmMs = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
     model.dispose();
 
-    const logger = memoryLogger();
-    if ((await selectBackend(backend, logger)).name !== backend) throw new Error(`The ${backend} backend did not start: ${logger.lines[0].message}`);
-    adapter = logger.lines[0].message;
-    const gpu = new PpoOptimizer(gpuModel, SETTINGS);
-    // Within one update, as the update thread runs them: the weights stay on the GPU between minibatches.
-    let before = webGpuTransfers();
-    let after = before;
-    function* minibatchesOfOneUpdate(): ReadingPass<number> {
-      for (let i = 0; i < 3; i++) yield* gpu.updatePass(batches[i % batches.length], 1000 * i);
-      before = webGpuTransfers();
-      yield* gpu.updatePass(batches[0], 0);
-      after = webGpuTransfers();
-      let calls = 0;
-      const start = performance.now();
-      while (performance.now() - start < minSeconds * 1000 || calls < 3) yield* gpu.updatePass(batches[calls % batches.length], 1000 * calls++);
-      return (performance.now() - start) / calls;
-    }
-    const gpuMs = await runPassAsync(gpu.updatingOnDevice(minibatchesOfOneUpdate()));
+    adapter = await startBackend(backend);
+    const gpu = await minibatchesWithinOneUpdate(new PpoOptimizer(gpuModel, SETTINGS), batches, minSeconds);
     gpuModel.dispose();
-    const transfers = `${after.uploads - before.uploads} up (${((after.uploadBytes - before.uploadBytes) / 1024).toFixed(0)} KiB), ${after.downloads - before.downloads} down`;
-    rows.push([c.label, wasmMs.toFixed(1), gpuMs.toFixed(1), (wasmMs / gpuMs).toFixed(2), transfers]);
+    rows.push([c.label, wasmMs.toFixed(1), gpu.ms.toFixed(1), (wasmMs / gpu.ms).toFixed(2), gpu.transfers]);
     // Each row as soon as it is measured: on a software adapter the visual rows take minutes.
     console.log(rows[rows.length - 1].join(' | '));
   }
   console.log(adapter);
   printTable(`PPO minibatch updates, wasm against ${backend} (ms/minibatch)`, ['case', 'wasm', backend, 'x wasm', 'transfers a minibatch'], rows);
+}
+
+/** Starts `backend`, or says why it did not; returns the line naming its adapter. */
+async function startBackend(backend: BackendName): Promise<string> {
+  const logger = memoryLogger();
+  if ((await selectBackend(backend, logger)).name !== backend) throw new Error(`The ${backend} backend did not start: ${logger.lines[0].message}`);
+  return logger.lines[0].message;
+}
+
+/** An optimizer whose minibatches run as reading passes within one update (PPO's, POCA's). */
+interface UpdatesOnDevice<Batch> {
+  updatingOnDevice<T>(pass: ReadingPass<T>): ReadingPass<T>;
+  updatePass(batch: Batch, step: number): ReadingPass<unknown>;
+}
+
+/**
+ * Milliseconds per minibatch on the running backend within one update, as the update thread runs
+ * them (the weights stay on the GPU between minibatches), after 3 to warm up; and the transfers
+ * of one minibatch.
+ */
+async function minibatchesWithinOneUpdate<Batch>(optimizer: UpdatesOnDevice<Batch>, batches: readonly Batch[], minSeconds: number): Promise<{ ms: number; transfers: string }> {
+  let before = webGpuTransfers();
+  let after = before;
+  function* minibatchesOfOneUpdate(): ReadingPass<number> {
+    for (let i = 0; i < 3; i++) yield* optimizer.updatePass(batches[i % batches.length], 1000 * i);
+    before = webGpuTransfers();
+    yield* optimizer.updatePass(batches[0], 0);
+    after = webGpuTransfers();
+    let calls = 0;
+    const start = performance.now();
+    while (performance.now() - start < minSeconds * 1000 || calls < 3) yield* optimizer.updatePass(batches[calls % batches.length], 1000 * calls++);
+    return (performance.now() - start) / calls;
+  }
+  const ms = await runPassAsync(optimizer.updatingOnDevice(minibatchesOfOneUpdate()));
+  return { ms, transfers: transfersBetween(before, after) };
+}
+
+/** The transfers between two counts, as a table cell. */
+function transfersBetween(before: TransferCounts, after: TransferCounts): string {
+  return `${after.uploads - before.uploads} up (${((after.uploadBytes - before.uploadBytes) / 1024).toFixed(0)} KiB), ${after.downloads - before.downloads} down`;
 }
 
 async function main(): Promise<void> {
@@ -225,8 +249,10 @@ async function main(): Promise<void> {
   });
   const minSeconds = Number(values['min-seconds']);
   if (values.backend !== undefined) {
-    if (!values['reward-signals-only']) await gpuBenchmarks(values.backend as BackendName, minSeconds, values['recurrent-only'] === true);
-    if (!values['recurrent-only']) await gpuRewardSignalBenchmarks(values.backend as BackendName, minSeconds);
+    const backend = values.backend as BackendName;
+    if (!values['reward-signals-only'] && !values['poca-only']) await gpuBenchmarks(backend, minSeconds, values['recurrent-only'] === true);
+    if (!values['recurrent-only'] && !values['poca-only']) await gpuRewardSignalBenchmarks(backend, minSeconds);
+    if (!values['recurrent-only'] && !values['reward-signals-only']) await gpuPocaBenchmark(backend, minSeconds);
     return;
   }
   const only = [values['visual-only'], values['recurrent-only'], values['reward-signals-only'], values['poca-only']];
@@ -245,17 +271,14 @@ async function main(): Promise<void> {
  */
 const DUNGEON_ESCAPE_ML_AGENTS_MS = 10122;
 
-/** One POCA update of agents in groups of 4 on DungeonEscape's hyperparameters (wasm backend). */
-async function pocaBenchmark(minSeconds: number): Promise<void> {
-  await selectBackend('wasm', memoryLogger());
-  const spec: BehaviorSpec = {
+/** The POCA row's behavior, networks and hyperparameters: DungeonEscape's, agents in groups of 4. */
+const DUNGEON_ESCAPE: { readonly spec: BehaviorSpec; readonly network: NetworkSettings; readonly hyperparameters: POCASettings; readonly slots: number } = {
+  spec: {
     observationSpecs: [{ shape: [120], dimensionProperty: [DimensionProperty.NONE], observationType: ObservationType.DEFAULT, name: 'rays' }],
     actionSpec: ActionSpec.createDiscrete([7]),
-  };
-  const network = { normalize: false, hidden_units: 256, num_layers: 2, vis_encode_type: 'simple' as const, memory: null, goal_conditioning_type: 'hyper' as const, deterministic: false };
-  const model = new ActorCritic(spec, { network, rewardSignals: ['extrinsic'], sharedCritic: false, actorOnly: true, seed: 1 });
-  const critic = new PocaCritic(spec, network, ['extrinsic'], 2);
-  const hyperparameters = {
+  },
+  network: { normalize: false, hidden_units: 256, num_layers: 2, vis_encode_type: 'simple', memory: null, goal_conditioning_type: 'hyper', deterministic: false },
+  hyperparameters: {
     batch_size: 1024,
     buffer_size: 10240,
     learning_rate: 3e-4,
@@ -263,15 +286,28 @@ async function pocaBenchmark(minSeconds: number): Promise<void> {
     epsilon: 0.2,
     lambd: 0.95,
     num_epoch: 3,
-    learning_rate_schedule: 'constant' as const,
-    beta_schedule: 'linear' as const,
-    epsilon_schedule: 'linear' as const,
-  };
-  const optimizer = new PocaOptimizer(model, critic, { hyperparameters, maxSteps: 20_000_000, rewardProviders: new Map(), behavioralCloning: null });
+    learning_rate_schedule: 'constant',
+    beta_schedule: 'linear',
+    epsilon_schedule: 'linear',
+  },
+  /** Groupmates of each agent. */
+  slots: 3,
+};
+
+/** A fresh actor, critic and optimizer of the POCA row (the same weights every time). */
+function dungeonEscapeOptimizer(): PocaOptimizer {
+  const { spec, network, hyperparameters } = DUNGEON_ESCAPE;
+  const model = new ActorCritic(spec, { network, rewardSignals: ['extrinsic'], sharedCritic: false, actorOnly: true, seed: 1 });
+  const critic = new PocaCritic(spec, network, ['extrinsic'], 2);
+  return new PocaOptimizer(model, critic, { hyperparameters, maxSteps: 20_000_000, rewardProviders: new Map(), behavioralCloning: null });
+}
+
+/** Two minibatches from `optimizer`'s acting and its critic's estimates (on wasm, where acting runs). */
+function dungeonEscapeBatches({ model, critic }: PocaOptimizer): PocaMinibatch[] {
+  const { spec, slots, hyperparameters } = DUNGEON_ESCAPE;
   const batch = hyperparameters.batch_size;
-  const slots = 3;
   const random = new SeededRandom(5);
-  const batches: PocaMinibatch[] = Array.from({ length: 2 }, () => {
+  return Array.from({ length: 2 }, () => {
     const ppo = ppoMinibatches(model, 1, spec, batch)[0];
     const group: GroupActionBatch = {
       count: batch,
@@ -284,14 +320,51 @@ async function pocaBenchmark(minSeconds: number): Promise<void> {
     const estimates = critic.estimate(group);
     return { ...ppo, oldValues: { extrinsic: estimates.values[0] }, oldBaselines: { extrinsic: estimates.baselines[0] }, group };
   });
-  const ms = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
-  const perUpdate = (hyperparameters.buffer_size / batch) * hyperparameters.num_epoch;
+}
+
+function disposeNetworks({ model, critic }: PocaOptimizer): void {
   model.dispose();
   critic.dispose();
+}
+
+/** One POCA update of agents in groups of 4 on DungeonEscape's hyperparameters (wasm backend). */
+async function pocaBenchmark(minSeconds: number): Promise<void> {
+  await selectBackend('wasm', memoryLogger());
+  const optimizer = dungeonEscapeOptimizer();
+  const batches = dungeonEscapeBatches(optimizer);
+  const ms = measure((i) => optimizer.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
+  const { buffer_size: bufferSize, batch_size: batch, num_epoch: epochs } = DUNGEON_ESCAPE.hyperparameters;
+  const perUpdate = (bufferSize / batch) * epochs;
+  disposeNetworks(optimizer);
   printTable(
     'POCA update (wasm backend): groups of 4, 120 values, discrete 7, 2x256, DungeonEscape: buffer 10240, batch 1024, 3 epochs',
     ['case', 'ms/minibatch', 's/update', 'ML-Agents ms/minibatch', 'x faster'],
     [['DungeonEscape-style', ms.toFixed(1), ((ms * perUpdate) / 1000).toFixed(2), String(DUNGEON_ESCAPE_ML_AGENTS_MS), (DUNGEON_ESCAPE_ML_AGENTS_MS / ms).toFixed(1)]],
+  );
+}
+
+/**
+ * The POCA row with its update on a WebGPU backend, against wasm's: the same weights and
+ * minibatches (made on wasm), the actor's and the critic's weights on the GPU for the update.
+ */
+async function gpuPocaBenchmark(backend: BackendName, minSeconds: number): Promise<void> {
+  await selectBackend('wasm', memoryLogger());
+  const wasm = dungeonEscapeOptimizer();
+  const batches = dungeonEscapeBatches(wasm);
+  const wasmMs = measure((i) => wasm.update(batches[i % batches.length], 1000 * i), minSeconds, 3);
+  disposeNetworks(wasm);
+  // On a software adapter the row takes minutes: wasm's figure first.
+  console.log(`DungeonEscape-style: ${wasmMs.toFixed(1)} ms a minibatch on wasm; now on ${backend}`);
+
+  const adapter = await startBackend(backend);
+  const optimizer = dungeonEscapeOptimizer();
+  const gpu = await minibatchesWithinOneUpdate(optimizer, batches, minSeconds);
+  disposeNetworks(optimizer);
+  console.log(adapter);
+  printTable(
+    `POCA minibatch updates, wasm against ${backend} (ms/minibatch): groups of 4, 120 values, discrete 7, 2x256, batch ${DUNGEON_ESCAPE.hyperparameters.batch_size}`,
+    ['case', 'wasm', backend, 'x wasm', 'transfers a minibatch'],
+    [['DungeonEscape-style', wasmMs.toFixed(1), gpu.ms.toFixed(1), (wasmMs / gpu.ms).toFixed(2), gpu.transfers]],
   );
 }
 
@@ -389,9 +462,8 @@ async function gpuRewardSignalBenchmarks(backend: BackendName, minSeconds: numbe
     const gpuMs = await measureAsync(update, minSeconds, 3);
     const before = webGpuTransfers();
     await update(0);
-    const after = webGpuTransfers();
+    const transfers = transfersBetween(before, webGpuTransfers());
     gpu.model.dispose();
-    const transfers = `${after.uploads - before.uploads} up (${((after.uploadBytes - before.uploadBytes) / 1024).toFixed(0)} KiB), ${after.downloads - before.downloads} down`;
     rows.push([`Pyramids with ${name}`, wasmMs.toFixed(1), gpuMs.toFixed(1), (wasmMs / gpuMs).toFixed(2), transfers]);
     console.log(rows[rows.length - 1].join(' | '));
   }

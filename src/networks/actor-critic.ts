@@ -426,7 +426,7 @@ export class ActorCritic {
     const source = this.parameterSource;
     const rows = yield* body.encodeObservations(observations, this.normalizedInputs(observations, count), count, source, false);
     const encoding: Float32Array = yield body.bodyEncoder.forward(tf.tensor2d(rows, [count, this.inputSize]), source, false);
-    const recurred = yield* body.memory.forwardPass(encoding, memories, count / sequenceLength, sequenceLength, this.parameters, false);
+    const recurred = yield* body.memory.forwardPass(encoding, memories, count / sequenceLength, sequenceLength, source, false);
     return { values: this.valuesOf(head.forwardInJavaScript(recurred.output, count, this.parameters, false), count), memories: recurred.memories };
   }
 

@@ -36,9 +36,10 @@
  *
  * The training pass is a reading pass (tensor-io.ts), so that the update thread runs it on WebGPU:
  * it reads the heads' output for the loss, and with memory what the LSTM's recurrence, in
- * JavaScript, needs: the linear encoder's output and the LSTM's input projection, its output
- * gradient, then its input gradient. Without memory nor variable-length observations the
- * weights can stay on the GPU for a whole update (device-parameters.ts).
+ * JavaScript, needs: the linear encoder's output and the LSTM's input projection (with W_hh),
+ * its output gradient, then its input gradient. Every layer, the LSTM and the attention
+ * included, takes its weights from the ParameterSource, so that they stay on the GPU for a whole
+ * update (device-parameters.ts).
  *
  * Blocks `critic.observation_encoder...` (images, attention), `critic.obs_encoder...`,
  * `critic.obs_action_encoder...`, `critic.self_attn.fc_*`, `critic.linear_encoder.<l>...`,
@@ -203,16 +204,6 @@ export class PocaCritic {
   /** Tells the critic that `parameters` changed, so that the next pass uploads them again. */
   parametersChanged(): void {
     this.version++;
-  }
-
-  /**
-   * Whether every layer can take its weights from the GPU vector during an update
-   * (device-parameters.ts): the critic runs its LSTM and the variable-length observations'
-   * attention through their row passes, which read `parameters` in JavaScript (the actor's
-   * feature-major passes read the GPU vector).
-   */
-  get parametersCanStayOnDevice(): boolean {
-    return this.memory === null && this.layout.entityObservations.length === 0;
   }
 
   /** Training passes take their weights from `parameters` on the GPU (null: from `this.parameters` again). */
@@ -440,7 +431,7 @@ export class PocaCritic {
     const headInputGradient = this.heads.backward(outputGradient, source, true) as tf.Tensor2D;
     let encodedGradient = tf.slice(headInputGradient, [0, 0], [-1, this.memory?.hiddenSize ?? h]);
     if (this.memory !== null) {
-      const { input } = yield* this.memory.backwardPass(yield encodedGradient, null, source.parameters, source.gradient, true);
+      const { input } = yield* this.memory.backwardPass(yield encodedGradient, null, source, true);
       encodedGradient = tf.tensor2d(input!, [2 * n, h]);
     }
     const pooledGradient = this.linearEncoder.backward(encodedGradient, source, true)!;
@@ -483,7 +474,7 @@ export class PocaCritic {
       const start = new Float32Array(sequences.value.length + sequences.baseline.length);
       start.set(sequences.value);
       start.set(sequences.baseline, sequences.value.length);
-      const recurred = yield* this.memory.forwardPass(yield encoded, start, rows / sequences.length, sequences.length, this.parameters, keep);
+      const recurred = yield* this.memory.forwardPass(yield encoded, start, rows / sequences.length, sequences.length, this.source, keep);
       encoded = tf.tensor2d(recurred.output, [rows, this.memory.hiddenSize]);
       const split = sequences.value.length;
       memories = { value: recurred.memories.slice(0, split), baseline: recurred.memories.slice(split) };

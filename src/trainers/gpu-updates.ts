@@ -6,7 +6,8 @@
  *   every visual encoder, variable-length observations, goal signals), with or without memory,
  *   with their reward signals' updates (curiosity, RND, GAIL) and behavioral cloning on every
  *   observation too, but GAIL on resnet images; POCA's centralized critic (its entity attention
- *   over the group's members) beside the actor;
+ *   over the group's members) beside the actor, both keeping their weights on the GPU for the
+ *   whole update whatever their layers (device-parameters.ts);
  * - SAC's update in its update thread, on every observation, with or without memory, with
  *   behavioral cloning; its reward signals are evaluated and trained on the acting thread.
  * The observations a behavior sends are known only once it connects: PPO's and POCA's trainers ask
@@ -42,7 +43,6 @@ export function workerBackendFor(behaviorName: string, refusal: string | null, l
   return selectedBackend();
 }
 
-/**
 /**
  * Why a behavior's reward signals keep its PPO or POCA updates off WebGPU, or null: GAIL's
  * discriminator runs traced passes (tfjs's own gradients, for its gradient penalty), where

@@ -1,8 +1,8 @@
 /**
  * The parameters held as one tensor for an update (device-parameters.ts), checked on wasm, where
  * the same code runs as on WebGPU but every read is synchronous: each kind of model's training
- * pass takes its weights from that tensor alone, and several Adams step it as they would step the
- * arrays. test/networks/webgpu.test.ts checks whole updates on WebGPU (SwiftShader).
+ * pass (the actor-critic's, POCA's critic's) takes its weights from that tensor alone, and several
+ * Adams step it as they would step the arrays. test/networks/webgpu.test.ts checks whole updates on WebGPU (SwiftShader).
  */
 import * as tf from '@tensorflow/tfjs';
 import { memoryLogger } from '../../src/common/logger';
@@ -12,9 +12,10 @@ import { ActionSpec, BehaviorSpec, ObservationType } from '../../src/env/behavio
 import { ActorCritic, HeadGradients, HeadOutputs, SequenceMemories } from '../../src/networks/actor-critic';
 import { Adam } from '../../src/networks/adam';
 import { selectBackend } from '../../src/networks/backend';
-import { DeviceParameters } from '../../src/networks/device-parameters';
+import { DeviceParameters, DeviceResidentModel } from '../../src/networks/device-parameters';
+import { PocaCritic, PocaSequences } from '../../src/networks/poca-critic';
 import { passReadingNothing, runPass, scoped } from '../../src/networks/tensor-io';
-import { behavior, entityObservation, model, observations, vectorObservation, visualObservation } from './model-fixtures';
+import { behavior, entityObservation, estimateLoss, groupBatch, model, network, observations, vectorObservation, visualObservation } from './model-fixtures';
 
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
@@ -71,6 +72,29 @@ function gradientOf(net: ActorCritic, batch: Float32Array[], sequences: Sequence
   return runPass(scoped(net.gradientPass(batch, COUNT, (outputs, gradients) => passReadingNothing(() => loss(outputs, gradients)), sequences, actorOnly))).gradient.slice();
 }
 
+/** Runs `passes` with `net`'s parameters held as one tensor and its array poisoned with NaN; puts both back after. */
+function onHeldTensor<T>(net: DeviceResidentModel, passes: () => T): T {
+  const values = net.parameters.slice();
+  const device = tf.tensor1d(values);
+  net.useDeviceParameters(device);
+  net.parameters.fill(NaN);
+  try {
+    return passes();
+  } finally {
+    net.useDeviceParameters(null);
+    net.parameters.set(values);
+    device.dispose();
+  }
+}
+
+/** A gradient finite and within 1e-6 of the largest of `wanted`'s values, labelled `what`. */
+function expectGradientAsWanted(gradient: Float32Array, wanted: Float32Array, what: string): void {
+  expect([what, gradient.every(Number.isFinite)]).toEqual([what, true]);
+  const scale = wanted.reduce((most, g) => Math.max(most, Math.abs(g)), 0);
+  const worst = gradient.reduce((most, g, i) => Math.max(most, Math.abs(g - wanted[i])), 0);
+  expect([what, worst <= 1e-6 * scale]).toEqual([what, true]);
+}
+
 describe('training passes on the parameters held as one tensor', () => {
   it.each(Object.keys(CASES))('%s: every layer reads the tensor, not the array (poisoned with NaN), and gives the array\'s gradient', (name) => {
     const { spec, network } = CASES[name];
@@ -80,25 +104,36 @@ describe('training passes on the parameters held as one tensor', () => {
     const sequences = sequencesOf(net, random);
     const expected = [gradientOf(net, batch, sequences, false), gradientOf(net, batch, sequences, true)];
 
-    const values = net.parameters.slice();
-    const device = tf.tensor1d(values);
-    net.useDeviceParameters(device);
-    net.parameters.fill(NaN);
-    try {
-      const [both, actorOnly] = [gradientOf(net, batch, sequences, false), gradientOf(net, batch, sequences, true)];
-      for (const [gradient, wanted, what] of [[both, expected[0], 'actor and critic'], [actorOnly, expected[1], 'actor alone']] as const) {
-        expect([what, gradient.every(Number.isFinite)]).toEqual([what, true]);
-        const scale = wanted.reduce((most, g) => Math.max(most, Math.abs(g)), 0);
-        const worst = gradient.reduce((most, g, i) => Math.max(most, Math.abs(g - wanted[i])), 0);
-        expect([what, worst <= 1e-6 * scale]).toEqual([what, true]);
-      }
-      // The actor's pass leaves the critic's gradient at zero.
-      expect(actorOnly.some((g, i) => g === 0 && expected[0][i] !== 0)).toBe(true);
-    } finally {
-      net.useDeviceParameters(null);
-      net.parameters.set(values);
-      device.dispose();
-    }
+    const [both, actorOnly] = onHeldTensor(net, () => [gradientOf(net, batch, sequences, false), gradientOf(net, batch, sequences, true)]);
+    expectGradientAsWanted(both, expected[0], 'actor and critic');
+    expectGradientAsWanted(actorOnly, expected[1], 'actor alone');
+    // The actor's pass leaves the critic's gradient at zero.
+    expect(actorOnly.some((g, i) => g === 0 && expected[0][i] !== 0)).toBe(true);
+  });
+});
+
+const CRITIC_CASES: Record<string, Case> = {
+  // 2 sequences of 4 steps, the value and the baseline passes each from memories of their own.
+  memory: { spec: behavior([6], new ActionSpec(2, [3])), network: { memory: { memory_size: 8, sequence_length: 4 } } },
+  // Each member's entities through the critic's entity attention, beside its vector values.
+  'variable-length observations': { spec: { observationSpecs: [vectorObservation(4), entityObservation(5, 3)], actionSpec: ActionSpec.createDiscrete([3, 2]) }, network: {} },
+  camera: { spec: { observationSpecs: [visualObservation(3, 20, 20), vectorObservation(3)], actionSpec: ActionSpec.createDiscrete([3]) }, network: { num_layers: 1 } },
+};
+
+describe("POCA's critic's training pass on its parameters held as one tensor", () => {
+  it.each(Object.keys(CRITIC_CASES))('%s: every layer reads the tensor, not the array (poisoned with NaN), and gives the array\'s gradient', (name) => {
+    const { spec, network: overrides } = CRITIC_CASES[name];
+    const settings = network(overrides);
+    const critic = new PocaCritic(spec, settings, ['extrinsic'], 3);
+    // Samples 1 and 5 miss a groupmate.
+    const batch = groupBatch(spec, COUNT, 2, [[1, 1], [5, 0]], 4);
+    const random = new SeededRandom(6);
+    const memories = () => new Float32Array((COUNT / 4) * critic.memorySize).map(() => random.gaussian());
+    const sequences: PocaSequences | undefined = settings.memory === null ? undefined : { length: 4, value: memories(), baseline: memories() };
+    const gradient = () => critic.computeGradient(batch, estimateLoss(9), sequences).gradient.slice();
+    const expected = gradient();
+    expect(expected.some((g) => g !== 0)).toBe(true);
+    expectGradientAsWanted(onHeldTensor(critic, gradient), expected, name);
   });
 });
 

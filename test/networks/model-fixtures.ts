@@ -3,6 +3,7 @@ import type { NetworkSettings } from '../../src/config/settings';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationSpec, ObservationType, observationSize } from '../../src/env/behavior-spec';
 import { ActorCritic, HeadGradients, HeadOutputs, SequenceMemories } from '../../src/networks/actor-critic';
 import { ParameterBlock, blockValues } from '../../src/networks/layers/layer';
+import type { CriticEstimates, GroupActionBatch } from '../../src/networks/poca-critic';
 import { SeededRandom } from '../../src/common/random';
 import { PpoMinibatch } from '../../src/trainers/ppo/loss';
 import { centralDifference } from '../helpers/finite-differences';
@@ -63,6 +64,58 @@ export function model(
 /** Random observations, one array per observation of the model's behavior. */
 export function observations(spec: BehaviorSpec, count: number, random: SeededRandom): Float32Array[] {
   return spec.observationSpecs.map((obs) => new Float32Array(count * observationSize(obs)).map(() => 1 + 2 * random.gaussian()));
+}
+
+/**
+ * A batch for POCA's critic: `count` samples of `slots` groupmate slots, each groupmate's action
+ * drawn at random; `absent` lists the [sample, slot] pairs left empty. About a third of the
+ * variable-length observations' entities are padding (zeros).
+ */
+export function groupBatch(spec: BehaviorSpec, count: number, slots: number, absent: ReadonlyArray<[number, number]>, seed: number): GroupActionBatch {
+  const random = new SeededRandom(seed);
+  const padded = (obs: Float32Array[]) => {
+    spec.observationSpecs.forEach(({ shape }, k) => {
+      if (shape.length !== 2) return;
+      for (let e = 0; e < obs[k].length / shape[1]; e++) if (random.next() < 0.3) obs[k].fill(0, e * shape[1], (e + 1) * shape[1]);
+    });
+    return obs;
+  };
+  const groupObservations = padded(observations(spec, count * slots, random));
+  for (const [i, m] of absent) {
+    spec.observationSpecs.forEach((obs, k) => {
+      const size = observationSize(obs);
+      groupObservations[k].fill(NaN, (i * slots + m) * size, (i * slots + m + 1) * size);
+    });
+  }
+  const { continuousSize, discreteBranches } = spec.actionSpec;
+  return {
+    count,
+    slots,
+    observations: padded(observations(spec, count, random)),
+    groupObservations,
+    groupContinuousActions: new Float32Array(count * slots * continuousSize).map(() => random.gaussian()),
+    groupDiscreteActions: Int32Array.from({ length: count * slots * discreteBranches.length }, (_, j) => random.int(discreteBranches[j % discreteBranches.length])),
+  };
+}
+
+/** A loss on POCA's critic's estimates (up to 2 signals, 64 samples) that weighs every value and squares every baseline, with its gradient. */
+export function estimateLoss(seed: number): (estimates: CriticEstimates, gradients: CriticEstimates) => number {
+  const random = new SeededRandom(seed);
+  const weights = Array.from({ length: 2 }, () => Float32Array.from({ length: 64 }, () => random.gaussian()));
+  return (estimates, gradients) => {
+    let total = 0;
+    estimates.values.forEach((values, s) => {
+      values.forEach((v, i) => {
+        total += weights[s][i] * v;
+        gradients.values[s][i] += weights[s][i];
+      });
+      estimates.baselines[s].forEach((b, i) => {
+        total += weights[1 - s][i] * b * b;
+        gradients.baselines[s][i] += 2 * weights[1 - s][i] * b;
+      });
+    });
+    return total;
+  };
 }
 
 /**

@@ -6,17 +6,19 @@
  * time, and a trajectory run sequence after sequence), the member count's scaling, and the
  * checkpoint arrays.
  */
-import { ActionSpec, BehaviorSpec, ObservationType, observationSize } from '../../src/env/behavior-spec';
+import { ActionSpec, BehaviorSpec, ObservationType } from '../../src/env/behavior-spec';
 import { SeededRandom } from '../../src/common/random';
 import { selectBackend } from '../../src/networks/backend';
 import { memoryLogger } from '../../src/common/logger';
-import { CriticEstimates, GroupActionBatch, PocaCritic } from '../../src/networks/poca-critic';
+import { GroupActionBatch, PocaCritic } from '../../src/networks/poca-critic';
 import { UnsupportedModelError } from '../../src/networks/unsupported-model';
 import type { NetworkSettings } from '../../src/config/settings';
 import {
   behavior,
   entityObservation,
+  estimateLoss,
   expectGradientsAsFiniteDifferences,
+  groupBatch,
   network,
   observations,
   vectorObservation,
@@ -28,56 +30,6 @@ const SPEC = behavior([3, 2], new ActionSpec(2, [3, 2]));
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
 });
-
-/**
- * `count` samples of `slots` groupmate slots; `absent` lists the [sample, slot] pairs left empty.
- * About a third of the variable-length observations' entities are padding (zeros).
- */
-function groupBatch(count: number, slots: number, absent: ReadonlyArray<[number, number]>, seed: number, spec: BehaviorSpec = SPEC): GroupActionBatch {
-  const random = new SeededRandom(seed);
-  const padded = (obs: Float32Array[]) => {
-    spec.observationSpecs.forEach(({ shape }, k) => {
-      if (shape.length !== 2) return;
-      for (let e = 0; e < obs[k].length / shape[1]; e++) if (random.next() < 0.3) obs[k].fill(0, e * shape[1], (e + 1) * shape[1]);
-    });
-    return obs;
-  };
-  const groupObservations = padded(observations(spec, count * slots, random));
-  for (const [i, m] of absent) {
-    spec.observationSpecs.forEach((obs, k) => {
-      const size = observationSize(obs);
-      groupObservations[k].fill(NaN, (i * slots + m) * size, (i * slots + m + 1) * size);
-    });
-  }
-  return {
-    count,
-    slots,
-    observations: padded(observations(spec, count, random)),
-    groupObservations,
-    groupContinuousActions: new Float32Array(count * slots * 2).map(() => random.gaussian()),
-    groupDiscreteActions: Int32Array.from({ length: count * slots * 2 }, (_, j) => random.int(j % 2 === 0 ? 3 : 2)),
-  };
-}
-
-/** A loss that weighs every value and squares every baseline, with its gradient. */
-function estimateLoss(seed: number): (estimates: CriticEstimates, gradients: CriticEstimates) => number {
-  const random = new SeededRandom(seed);
-  const weights = Array.from({ length: 2 }, () => Float32Array.from({ length: 64 }, () => random.gaussian()));
-  return (estimates, gradients) => {
-    let total = 0;
-    estimates.values.forEach((values, s) => {
-      values.forEach((v, i) => {
-        total += weights[s][i] * v;
-        gradients.values[s][i] += weights[s][i];
-      });
-      estimates.baselines[s].forEach((b, i) => {
-        total += weights[1 - s][i] * b * b;
-        gradients.baselines[s][i] += 2 * weights[1 - s][i] * b;
-      });
-    });
-    return total;
-  };
-}
 
 function critic(overrides: Partial<NetworkSettings> = {}, spec: BehaviorSpec = SPEC): PocaCritic {
   return new PocaCritic(spec, network({ hidden_units: 8, num_layers: 2, ...overrides }), ['extrinsic', 'curiosity'], 3);
@@ -99,7 +51,7 @@ function shakeBiases(net: PocaCritic): void {
  */
 function expectEveryBlockAsFiniteDifferences(net: PocaCritic, spec: BehaviorSpec): void {
   shakeBiases(net);
-  const batch = groupBatch(6, 3, [[0, 2], [1, 1], [1, 2], [4, 0]], 2, spec);
+  const batch = groupBatch(spec, 6, 3, [[0, 2], [1, 1], [1, 2], [4, 0]], 2);
   const loss = estimateLoss(9);
   const checked = net.blocks.filter((block) => !block.name.endsWith('fc_k.bias'));
   expectGradientsAsFiniteDifferences(net, () => net.computeGradient(batch, loss), checked, 1e-2);
@@ -127,7 +79,7 @@ describe('POCA critic', () => {
     expect(net.block('critic.value_heads.extrinsic.weight').shape).toEqual([1, 9]);
     net.updateNormalization(observations(SPEC, 20, new SeededRandom(5)), 20);
     shakeBiases(net);
-    const batch = groupBatch(6, 3, [[0, 2], [1, 1], [1, 2], [4, 0]], 2);
+    const batch = groupBatch(SPEC, 6, 3, [[0, 2], [1, 1], [1, 2], [4, 0]], 2);
     const loss = estimateLoss(9);
     // A key bias adds the same score to every key of a query, which the softmax takes away: its gradient is 0.
     const keyBias = net.block('critic.self_attn.fc_k.bias');
@@ -183,7 +135,7 @@ describe('POCA critic', () => {
     const plain = critic({ goal_conditioning_type: 'none' }, spec);
     expect(conditioned.blocks).toEqual(plain.blocks);
     expect(conditioned.block('critic.obs_encoder.self_ent_encoder.seq_layers.0.weight').shape).toEqual([8, 3 + 2]);
-    const batch = groupBatch(4, 2, [[1, 1]], 3, spec);
+    const batch = groupBatch(spec, 4, 2, [[1, 1]], 3);
     expect(conditioned.estimate(batch)).toEqual(plain.estimate(batch));
     // The goal's values do reach the estimates.
     const otherGoal = { ...batch, observations: [batch.observations[0], batch.observations[1].map((v) => -v)] };
@@ -198,7 +150,7 @@ describe('POCA critic', () => {
     const random = new SeededRandom(4);
     const memories = () => new Float32Array(2 * 6).map(() => 0.5 * random.gaussian());
     const sequences = { length: 3, value: memories(), baseline: memories() };
-    const batch = groupBatch(6, 2, [[1, 1], [4, 0]], 2);
+    const batch = groupBatch(SPEC, 6, 2, [[1, 1], [4, 0]], 2);
     const loss = estimateLoss(9);
     const checked = net.blocks.filter((block) => !block.name.endsWith('fc_k.bias'));
     expectGradientsAsFiniteDifferences(net, () => net.computeGradient(batch, loss, sequences), checked, 1e-2);
@@ -209,7 +161,7 @@ describe('POCA critic', () => {
     const net = critic({ memory: { memory_size: 6, sequence_length: 2 } });
     const random = new SeededRandom(8);
     const initial = { value: new Float32Array(6).map(() => random.gaussian()), baseline: new Float32Array(6).map(() => random.gaussian()) };
-    const trajectory = groupBatch(5, 2, [[3, 1]], 5);
+    const trajectory = groupBatch(SPEC, 5, 2, [[3, 1]], 5);
     const inSequences = net.estimateInSequences(trajectory, initial, 2);
     // One sequence of all 5 steps from the same memories: an LSTM's steps only look back, so the
     // first sequence agrees, and the third step's memories are the first pass's memories after.
@@ -230,7 +182,7 @@ describe('POCA critic', () => {
 
   it('ignores absent groupmates whatever their slots hold, and the order of the groupmates', () => {
     const net = critic();
-    const full = groupBatch(4, 2, [], 4);
+    const full = groupBatch(SPEC, 4, 2, [], 4);
     const withEmptySlot: GroupActionBatch = {
       ...full,
       slots: 3,
@@ -261,10 +213,10 @@ describe('POCA critic', () => {
 
   it('scales the members present by the most ever seen (upstream\'s _current_max_agents), and keeps that count in its checkpoint', () => {
     const net = critic();
-    const alone = groupBatch(1, 1, [[0, 0]], 6);
+    const alone = groupBatch(SPEC, 1, 1, [[0, 0]], 6);
     const before = net.values(alone)[0][0];
     expect(net.maxAgents).toBe(1);
-    net.values(groupBatch(2, 3, [], 7));
+    net.values(groupBatch(SPEC, 2, 3, [], 7));
     expect(net.maxAgents).toBe(4);
     // One member of at most 4: the count input goes from 1 to -0.5, and the value with it.
     const after = net.values(alone)[0][0];

@@ -15,10 +15,10 @@
  * times the ops of every step, would outweigh the arithmetic (hidden 64 to 256, a few sequences
  * per minibatch). Measured at Hallway's sizes: see the issue note.
  *
- * The feature-major passes (forwardColumns, backwardColumns) take their weights from a
- * ParameterSource: from its GPU vector during an update on WebGPU (device-parameters.ts), where
- * W_hh comes down for the recurrence in the read that brings the projection, and the backward
- * reuses that copy.
+ * Both kinds of training pass, by rows (forwardPass, backwardPass) and feature-major
+ * (forwardColumns, backwardColumns), take their weights from a ParameterSource: from its GPU
+ * vector during an update on WebGPU (device-parameters.ts), where W_hh comes down for the
+ * recurrence in the read that brings the projection, and the backward reuses that copy.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
@@ -46,6 +46,9 @@ interface KeptPass {
   /** The hidden state after each step (the output). */
   readonly hidden: Float32Array;
 }
+
+/** Where a pass takes its weights: the array, or the GPU vector when an update holds them there. */
+export type LstmWeights = Pick<ParameterSource, 'parameters' | 'device'>;
 
 export interface LstmOutput {
   /** The hidden state after every step, batch x steps x H. */
@@ -102,14 +105,19 @@ export class Lstm {
    * initial [h | c] of each sequence (batch x 2H). With `keep`, remembers what backward() needs.
    */
   forward(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): LstmOutput {
-    return runPass(scoped(this.forwardPass(input, memories, batch, steps, parameters, keep)));
+    return runPass(scoped(this.forwardPass(input, memories, batch, steps, { parameters }, keep)));
   }
 
-  /** forward() as a reading pass (tensor-io.ts): the input's projection is read back for the recurrence; run it scoped(). */
-  *forwardPass(input: Float32Array, memories: Float32Array, batch: number, steps: number, parameters: Float32Array, keep: boolean): ReadingPass<LstmOutput> {
+  /**
+   * forward() as a reading pass (tensor-io.ts), its weights from `weights`: the input's
+   * projection (rows x 4H) is read back for the recurrence; run it scoped().
+   */
+  *forwardPass(input: Float32Array, memories: Float32Array, batch: number, steps: number, weights: LstmWeights, keep: boolean): ReadingPass<LstmOutput> {
     this.checkSizes(input.length, memories, batch, steps);
-    const projection: Float32Array = yield this.inputProjection(input, batch * steps, parameters);
-    return this.recur(projection, input, memories, batch, steps, blockValues(parameters, this.weightHh), keep);
+    const x = tf.tensor2d(input, [batch * steps, this.inputs]);
+    const projected = tf.fused.matMul({ a: x, b: this.inputWeightTransposed(weights), bias: this.projectionBias(weights) });
+    const [projection, recurrentWeight] = yield* this.readWithRecurrentWeight(projected, weights);
+    return this.recur(projection, input, memories, batch, steps, recurrentWeight, keep);
   }
 
   /**
@@ -121,15 +129,9 @@ export class Lstm {
     const rows = batch * steps;
     this.checkSizes(input.size, memories, batch, steps);
     const gates = 4 * this.hiddenSize;
-    const { device, parameters } = source;
     // (W_ih x + b)^T = W_ih X + b: a plain product of the feature-major input, no transpose.
-    const weight = device ? deviceBlock(device, this.weightIh) : tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]);
-    const bias = device ? tf.add(deviceBlock(device, this.biasIh), deviceBlock(device, this.biasHh)) : this.projectionBias(parameters);
-    const projected = tf.add(tf.matMul(weight, input), tf.reshape(bias, [gates, 1]));
-    let projectionColumns: Float32Array;
-    let recurrentWeight: Float32Array;
-    if (device) [projectionColumns, recurrentWeight] = yield* readTogether([projected, deviceBlock(device, this.weightHh)]);
-    else [projectionColumns, recurrentWeight] = [yield projected, blockValues(parameters, this.weightHh)];
+    const projected = tf.add(tf.matMul(this.inputWeight(source), input), tf.reshape(this.projectionBias(source), [gates, 1]));
+    const [projectionColumns, recurrentWeight] = yield* this.readWithRecurrentWeight(projected, source);
     const projection = new Float32Array(rows * gates);
     transposeInto(projectionColumns, gates, rows, projection);
     const { output } = this.recur(projection, input, memories, batch, steps, recurrentWeight, keep);
@@ -148,19 +150,22 @@ export class Lstm {
     gradient: Float32Array,
     needInput: boolean,
   ): { input: Float32Array | null; memories: Float32Array } {
-    return runPass(scoped(this.backwardPass(outputGradient, finalMemoryGradient, parameters, gradient, needInput)));
+    return runPass(scoped(this.backwardPass(outputGradient, finalMemoryGradient, { parameters, gradient }, needInput)));
   }
 
-  /** backward() as a reading pass (tensor-io.ts): the input's gradient is read back; run it scoped(). */
+  /**
+   * backward() as a reading pass (tensor-io.ts), its weights from `source` (the gradient written
+   * into `source.gradient`): the input's gradient is read back; run it scoped().
+   */
   *backwardPass(
     outputGradient: Float32Array,
     finalMemoryGradient: Float32Array | null,
-    parameters: Float32Array,
-    gradient: Float32Array,
+    source: LstmWeights & Pick<ParameterSource, 'gradient'>,
     needInput: boolean,
   ): ReadingPass<{ input: Float32Array | null; memories: Float32Array }> {
     const pass = this.keptPass();
     if (!(pass.input instanceof Float32Array)) throw new Error('The LSTM kept a feature-major pass: its backward is backwardColumns().');
+    const { gradient } = source;
     const { gateGradients, memories } = this.throughTime(pass, outputGradient, finalMemoryGradient, gradient);
     const rows = pass.batch * pass.steps;
     const gates = 4 * this.hiddenSize;
@@ -169,7 +174,7 @@ export class Lstm {
     writeGradient(tf.matMul(dzT, tf.tensor2d(pass.input, [rows, this.inputs])), gradient, this.weightIh.offset);
     if (!needInput) return { input: null, memories };
     const dz = tf.tensor2d(gateGradients, [rows, gates]);
-    const input: Float32Array = yield tf.matMul(dz, tf.tensor2d(blockValues(parameters, this.weightIh), [gates, this.inputs]));
+    const input: Float32Array = yield tf.matMul(dz, this.inputWeight(source));
     return { input, memories };
   }
 
@@ -192,10 +197,7 @@ export class Lstm {
     writeGradient(tf.matMul(input, tf.tensor2d(gateGradients, [rows, 4 * h])), source.gradient, this.weightIh.offset, true);
     if (!needInput) return null;
     // dX = W_ih^T dz^T, feature-major like the input.
-    if (source.device) return tf.matMul(tf.transpose(deviceBlock(source.device, this.weightIh)), dzT) as tf.Tensor2D;
-    const weightT = new Float32Array(4 * h * this.inputs);
-    transposeInto(blockValues(source.parameters, this.weightIh), 4 * h, this.inputs, weightT);
-    return tf.matMul(tf.tensor2d(weightT, [this.inputs, 4 * h]), dzT) as tf.Tensor2D;
+    return tf.matMul(this.inputWeightTransposed(source), dzT) as tf.Tensor2D;
   }
 
   private checkSizes(inputValues: number, memories: Float32Array, batch: number, steps: number): void {
@@ -347,18 +349,31 @@ export class Lstm {
     return dzT;
   }
 
-  /** b_ih + b_hh: both biases add to every step's gates. */
-  private projectionBias(parameters: Float32Array): tf.Tensor1D {
+  /** b_ih + b_hh (4H): both biases add to every step's gates. */
+  private projectionBias({ device, parameters }: LstmWeights): tf.Tensor1D {
+    if (device) return tf.add(deviceBlock(device, this.biasIh), deviceBlock(device, this.biasHh));
     return tf.tensor1d(Float32Array.from(blockValues(parameters, this.biasIh), (v, k) => v + parameters[this.biasHh.offset + k]));
   }
 
-  /** W_ih x + b_ih + b_hh for every row of `input` (rows x inputs): rows x 4H. */
-  private inputProjection(input: Float32Array, rows: number, parameters: Float32Array): tf.Tensor2D {
+  /** W_ih (4H x inputs). */
+  private inputWeight({ device, parameters }: LstmWeights): tf.Tensor2D {
+    return (device ? deviceBlock(device, this.weightIh) : tf.tensor2d(blockValues(parameters, this.weightIh), [4 * this.hiddenSize, this.inputs])) as tf.Tensor2D;
+  }
+
+  /** W_ih^T (inputs x 4H), turned where the weights are: no product with a transpose flag (slow on wasm). */
+  private inputWeightTransposed(weights: LstmWeights): tf.Tensor2D {
+    if (weights.device) return tf.transpose(this.inputWeight(weights));
     const gates = 4 * this.hiddenSize;
     const transposed = new Float32Array(this.inputs * gates);
-    transposeInto(blockValues(parameters, this.weightIh), gates, this.inputs, transposed);
-    const x = tf.tensor2d(input, [rows, this.inputs]);
-    return tf.fused.matMul({ a: x, b: tf.tensor2d(transposed, [this.inputs, gates]), bias: this.projectionBias(parameters) }) as tf.Tensor2D;
+    transposeInto(blockValues(weights.parameters, this.weightIh), gates, this.inputs, transposed);
+    return tf.tensor2d(transposed, [this.inputs, gates]);
+  }
+
+  /** The input's projection read back with W_hh, which comes down in the same read when the weights are on the GPU. */
+  private *readWithRecurrentWeight(projected: tf.Tensor, { device, parameters }: LstmWeights): ReadingPass<[Float32Array, Float32Array]> {
+    if (!device) return [yield projected, blockValues(parameters, this.weightHh)];
+    const [projection, recurrentWeight] = yield* readTogether([projected, deviceBlock(device, this.weightHh)]);
+    return [projection, recurrentWeight];
   }
 
   /**

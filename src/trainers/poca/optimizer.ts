@@ -12,8 +12,8 @@
  * step count, so the steps are the same.
  *
  * A minibatch is a reading pass (tensor-io.ts), so that the update thread runs it on WebGPU; there,
- * for a whole update, each network whose layers allow it keeps its weights and Adam's moments on
- * the GPU (device-parameters.ts).
+ * for a whole update, both networks keep their weights and Adams' moments on the GPU
+ * (device-parameters.ts).
  */
 import type { POCASettings } from '../../config/settings';
 import { ActorCritic, ModelDescription } from '../../networks/actor-critic';
@@ -65,7 +65,7 @@ export class PocaOptimizer extends CheckpointedOptimizer {
   readonly criticAdam: Adam;
   readonly rewardProviders: ReadonlyMap<string, RewardProvider>;
   readonly behavioralCloning: BehavioralCloning | null;
-  /** During updatingOnDevice() on WebGPU: each network's weights and Adam's moments on the GPU, when they stay there. */
+  /** During updatingOnDevice() on WebGPU: each network's weights and Adam's moments on the GPU. */
   private actorDevice: DeviceParameters | null = null;
   private criticDevice: DeviceParameters | null = null;
 
@@ -82,15 +82,14 @@ export class PocaOptimizer extends CheckpointedOptimizer {
   }
 
   /**
-   * Runs a whole update's pass (./update.ts): on WebGPU, with the actor's weights and Adam's
-   * moments on the GPU from its first minibatch to its last (behavioral cloning steps them there
-   * too), and the critic's as well unless its LSTM's or attention's row passes read its array.
+   * Runs a whole update's pass (./update.ts): on WebGPU, with the actor's and the critic's
+   * weights and Adams' moments on the GPU from its first minibatch to its last (behavioral
+   * cloning steps the actor's there too).
    */
   *updatingOnDevice<T>(pass: ReadingPass<T>): ReadingPass<T> {
     try {
       return yield* updatingOnDevice(this.model, this.actorAdam, (actor) => {
         this.actorDevice = actor;
-        if (!this.critic.parametersCanStayOnDevice) return pass;
         return updatingOnDevice(this.critic, this.criticAdam, (critic) => {
           this.criticDevice = critic;
           return pass;
