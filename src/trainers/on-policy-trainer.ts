@@ -10,15 +10,14 @@
  * together); finishUpdate() waits for it, which the end of a run does before saving. The worker's
  * copy of the networks goes along with a request only when it is stale: before its first update,
  * after a restored checkpoint. The worker runs on the backend chosen for updates (WebGPU's
- * included) unless the behavior's reward signals keep it off WebGPU (./gpu-updates.ts).
+ * included: ./gpu-updates.ts).
  *
  * A trainer supplies the few steps that differ (the hooks below): when the buffer is full, the
  * update on this thread, and the worker's request and reply.
  */
-import type { Logger } from '../common/logger';
 import type { TrainerSettings } from '../config/settings';
 import type { BehaviorSpec } from '../env/behavior-spec';
-import { onPolicyBehaviorOnGpuRefusal, workerBackendFor } from './gpu-updates';
+import { updateBackend } from '../networks/backend';
 import type { ActingPolicy } from './action-info';
 import { AgentManagerQueue } from './agent-manager-queue';
 import { AgentBuffer } from './buffer';
@@ -40,7 +39,6 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
 
   protected readonly spec: BehaviorSpec;
   protected readonly seed: number;
-  private readonly logger: Logger | null;
   /** threaded: true: the worker that runs the updates, started at the first one. */
   private updateThread: UpdateThread<Request, Reply> | null = null;
   /** The update running in the worker, and its answer. */
@@ -56,7 +54,6 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
     super(options);
     this.spec = options.spec;
     this.seed = options.seed;
-    this.logger = options.logger ?? null;
   }
 
   /** Whether the update buffer holds enough experiences for an update. */
@@ -130,10 +127,9 @@ export abstract class OnPolicyTrainer<Settings extends TrainerSettings, Request,
     this.bookkeeping.policyUpdated();
   }
 
-  /** The worker, on the backend chosen for updates (WebGPU included) unless this behavior's reward signals keep it off WebGPU. */
+  /** The worker, on the backend chosen for updates (WebGPU included). */
   private startUpdateThread(): UpdateThread<Request, Reply> {
-    const backend = workerBackendFor(this.behaviorName, onPolicyBehaviorOnGpuRefusal(this.spec, this.settings), this.logger);
-    return new UpdateThread(this.behaviorName, this.workerKind, backend, workerSetupFor(this.behaviorName, this.spec, this.settings, this.seed));
+    return new UpdateThread(this.behaviorName, this.workerKind, updateBackend(), workerSetupFor(this.behaviorName, this.spec, this.settings, this.seed));
   }
 
   /**

@@ -285,7 +285,7 @@ describe('reward signals on variable-length observations, goals and resnet on We
   // of the rewards, 7.3e-7 of a statistic.
   const TOLERANCE = 2e-4;
 
-  onSwiftShader('curiosity, RND and GAIL (the attention, the hypernetwork) and curiosity and RND on resnet update as on wasm, and their state rewards alike on wasm', () => {
+  onSwiftShader('curiosity, RND and GAIL (the attention, the hypernetwork, resnet: its max pooling in the gradient penalty) update as on wasm, and their state rewards alike on wasm', () => {
     const run = fixtureResultsOnSwiftShader<SignalsFile>('webgpu-signals.ts', ['modules'], 400_000);
     expect(Object.keys(run.compared)).toEqual([
       'curiosity, variable-length observations and a goal',
@@ -293,10 +293,11 @@ describe('reward signals on variable-length observations, goals and resnet on We
       'gail, variable-length observations and a goal',
       'curiosity, resnet',
       'rnd, resnet',
+      'gail, resnet',
     ]);
     expectSignalsAsWasm(run, TOLERANCE);
     // Reads an update: curiosity's 5 and RND's 4 whatever the encoder (the encodings, the outputs
-    // its loss needs, the gradient), GAIL's one.
+    // its loss needs, the gradient), GAIL's one (resnet's max pooling reads nothing mid-pass).
     const downloads = Object.fromEntries(Object.entries(run.compared).map(([label, { downloads }]) => [label, downloads]));
     expect(downloads).toEqual({
       'curiosity, variable-length observations and a goal': 5,
@@ -304,6 +305,7 @@ describe('reward signals on variable-length observations, goals and resnet on We
       'gail, variable-length observations and a goal': 1,
       'curiosity, resnet': 5,
       'rnd, resnet': 4,
+      'gail, resnet': 1,
     });
   }, 420_000);
 });

@@ -5,12 +5,15 @@
  * in JavaScript: on the wasm backend that is several times faster than its MaxPoolGrad kernel
  * (250 ms against about 30 on resnet's first pooling at batch 64, 84x84), and than recording the
  * positions with MaxPoolWithArgmax, whose forward is 10 times slower than plain pooling. On
- * WebGPU, with tfjs ops that stay on the GPU (firstMaximumGradient): the MaxPoolGrad kernel
- * there sends a tie to the window's last maximum, not its first.
+ * WebGPU, with tfjs ops that stay on the GPU (a mask of each window's first maximum, then a
+ * transposed convolution that places the gradients): the MaxPoolGrad kernel there sends a tie to
+ * the window's last maximum, not its first.
  *
  * Its traced pass (layer.ts) keeps each window's maximum at its place: the map from d/d output to
  * d/d input is linear (a scatter to those places), and tfjs differentiates it, and the pooling
- * itself, by gathering from the same places.
+ * itself, by gathering from the same places. Where tensors read back at once the places are
+ * found in JavaScript; on WebGPU they are the mask above (tracedPassOnDevice), 5 times slower on
+ * wasm (a GAIL update on resnet, 3x40x40 images, 16 rows: 3.3 s against 0.64).
  */
 import * as tf from '@tensorflow/tfjs';
 import { readsSynchronously, tensorView } from '../tensor-io';
@@ -50,58 +53,43 @@ export class MaxPool2d implements Layer {
     if (!needInput) return null;
     if (this.pass === null) throw new Error('MaxPool2d.backward() needs a kept forward pass first.');
     const { input, output } = this.pass;
-    if (!readsSynchronously()) return this.firstMaximumGradient(input, output, outputGradient as tf.Tensor4D);
+    if (!readsSynchronously()) return this.placeAtMaxima(this.firstMaximumMask(input, output), outputGradient as tf.Tensor4D, input.shape);
     return scatter(outputGradient, this.maxima(input, output), input.shape);
   }
 
-  /**
-   * backward() in tfjs ops: each window's values side by side (one strided slice per place of
-   * the window), the first of them equal to the maximum takes the output's gradient, and a
-   * transposed convolution whose filter sends each place's gradient back to that place adds them
-   * into the input's shape (overlapping windows add, as the scatter does).
-   */
-  private firstMaximumGradient(input: tf.Tensor4D, output: tf.Tensor4D, outputGradient: tf.Tensor4D): tf.Tensor4D {
-    const [batch, height, width, channels] = input.shape;
-    const [outHeight, outWidth] = this.outputShape;
-    const { kernel, stride } = this;
-    const places = kernel * kernel;
-    // The rows and columns some window covers: the transposed convolution gives back those.
-    const covered = [stride * (outHeight - 1) + kernel, stride * (outWidth - 1) + kernel];
-    const slices: tf.Tensor4D[] = [];
-    for (let ky = 0; ky < kernel; ky++) {
-      for (let kx = 0; kx < kernel; kx++) {
-        const end = [batch, ky + covered[0] - kernel + 1, kx + covered[1] - kernel + 1, channels];
-        slices.push(tf.stridedSlice(input, [0, ky, kx, 0], end, [1, stride, stride, 1]) as tf.Tensor4D);
-      }
-    }
-    // One row per output element, one column per place of its window (2-D: the webgpu backend's cumsum takes no rank 5).
-    const windows = tf.reshape(tf.stack(slices, 4), [-1, places]);
-    const isMaximum = tf.cast(tf.equal(windows, tf.reshape(output, [-1, 1])), 'float32');
-    const noMaximumBefore = tf.cast(tf.equal(tf.cumsum(isMaximum, 1, true), 0), 'float32');
-    const routed = tf.mul(tf.mul(isMaximum, noMaximumBefore), tf.reshape(outputGradient, [-1, 1]));
-    const placed = tf.conv2dTranspose(
-      tf.reshape(routed, [batch, outHeight, outWidth, channels * places]) as tf.Tensor4D,
-      this.placementFilter(channels),
-      [batch, covered[0], covered[1], channels],
-      stride,
-      'valid',
-    );
-    return tf.pad(placed, [[0, 0], [0, height - covered[0]], [0, width - covered[1]], [0, 0]]);
-  }
-
-  /** [kernel, kernel, channels, channels x places]: 1 where input channel c x places + place goes to channel c at that place. */
-  private placementFilter(channels: number): tf.Tensor4D {
-    const { kernel } = this;
-    const places = kernel * kernel;
-    const values = new Float32Array(places * channels * channels * places);
-    for (let place = 0; place < places; place++) {
-      for (let c = 0; c < channels; c++) values[(place * channels + c) * channels * places + c * places + place] = 1;
-    }
-    return tf.tensor4d(values, [kernel, kernel, channels, channels * places]);
-  }
-
   tracedPass(input: tf.Tensor): TracedPass {
-    const x = input as tf.Tensor4D;
+    return readsSynchronously() ? this.readingTracedPass(input as tf.Tensor4D) : this.tracedPassOnDevice(input as tf.Tensor4D);
+  }
+
+  /**
+   * tracedPass() in tfjs ops only, for the backends that cannot read mid-pass (WebGPU); every
+   * backend runs it. tfjs's own gradient of tf.maxPool (MaxPoolGrad) has no gradient of its own
+   * in tfjs 4.22, nor has a strided slice, so both maps are custom gradients around one mask of
+   * the windows' first maxima. Found outside them, the mask is a constant to tfjs (nothing it
+   * differentiates reads it), as the places are where the maxima stay put: exact everywhere but
+   * at ties, where the derivative does not exist.
+   */
+  tracedPassOnDevice(input: tf.Tensor4D): TracedPass {
+    const maxima = tf.maxPool(input, this.kernel, this.stride, 'valid');
+    const mask = this.firstMaximumMask(input, maxima);
+    // Saved through tfjs (a kept copy): the pass's own tensors are freed before its gradient runs.
+    const pool = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      (args[1] as tf.GradSaveFunc)([mask]);
+      // A copy made here: the tensor above is no output of the custom gradient.
+      return { value: tf.clone(maxima), gradFunc: (dy: tf.Tensor, [saved]: tf.Tensor[]) => this.placeAtMaxima(saved as tf.Tensor2D, dy as tf.Tensor4D, input.shape) };
+    }) as (x: tf.Tensor4D) => tf.Tensor4D;
+    const unpool = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+      (args[1] as tf.GradSaveFunc)([mask]);
+      return {
+        value: this.placeAtMaxima(mask, args[0] as tf.Tensor4D, input.shape),
+        gradFunc: (dx: tf.Tensor, [saved]: tf.Tensor[]) => this.readAtMaxima(saved as tf.Tensor2D, dx as tf.Tensor4D),
+      };
+    }) as (dy: tf.Tensor) => tf.Tensor;
+    return { output: pool(input), inputGradient: unpool };
+  }
+
+  /** tracedPass() where tensors read back at once: the maxima's places found in JavaScript (maxima()), faster there. */
+  private readingTracedPass(x: tf.Tensor4D): TracedPass {
     let places: Int32Array = new Int32Array(0);
     const pool = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
       const output = tf.maxPool(args[0] as tf.Tensor4D, this.kernel, this.stride, 'valid');
@@ -114,6 +102,72 @@ export class MaxPool2d implements Layer {
       gradFunc: (dx: tf.Tensor) => gather(dx, places, output.shape),
     })) as (dy: tf.Tensor) => tf.Tensor;
     return { output, inputGradient: unpool };
+  }
+
+  /**
+   * [output elements, places]: each output element's window (batch, row, column, channel order;
+   * the window's places row-major), one strided slice per place. 2-D: the webgpu backend's cumsum
+   * takes no rank 5.
+   */
+  private windows(values: tf.Tensor4D): tf.Tensor2D {
+    const [batch, , , channels] = values.shape;
+    const [outHeight, outWidth] = this.outputShape;
+    const { kernel, stride } = this;
+    const slices: tf.Tensor4D[] = [];
+    for (let ky = 0; ky < kernel; ky++) {
+      for (let kx = 0; kx < kernel; kx++) {
+        const end = [batch, ky + stride * (outHeight - 1) + 1, kx + stride * (outWidth - 1) + 1, channels];
+        slices.push(tf.stridedSlice(values, [0, ky, kx, 0], end, [1, stride, stride, 1]) as tf.Tensor4D);
+      }
+    }
+    return tf.reshape(tf.stack(slices, 4), [-1, kernel * kernel]);
+  }
+
+  /** windows()'s shape: 1 at the first place of each window equal to its maximum (`output`), 0 elsewhere. */
+  private firstMaximumMask(input: tf.Tensor4D, output: tf.Tensor4D): tf.Tensor2D {
+    const isMaximum = tf.cast(tf.equal(this.windows(input), tf.reshape(output, [-1, 1])), 'float32');
+    const noMaximumBefore = tf.cast(tf.equal(tf.cumsum(isMaximum, 1, true), 0), 'float32');
+    return tf.mul(isMaximum, noMaximumBefore);
+  }
+
+  /**
+   * Each output element's gradient sent to its window's place in `mask`, in the input's shape
+   * (overlapping windows add): a transposed convolution whose filter sends channel c x places +
+   * place to channel c at that place, then zeros for the rows and columns no window covers.
+   */
+  private placeAtMaxima(mask: tf.Tensor2D, outputGradient: tf.Tensor4D, inputShape: readonly [number, number, number, number]): tf.Tensor4D {
+    const [batch, height, width, channels] = inputShape;
+    const [outHeight, outWidth] = this.outputShape;
+    const { kernel, stride } = this;
+    const covered = [stride * (outHeight - 1) + kernel, stride * (outWidth - 1) + kernel];
+    const routed = tf.mul(mask, tf.reshape(outputGradient, [-1, 1]));
+    const placed = tf.conv2dTranspose(
+      tf.reshape(routed, [batch, outHeight, outWidth, channels * kernel * kernel]) as tf.Tensor4D,
+      this.placementFilter(channels),
+      [batch, covered[0], covered[1], channels],
+      stride,
+      'valid',
+    );
+    return tf.pad(placed, [[0, 0], [0, height - covered[0]], [0, width - covered[1]], [0, 0]]);
+  }
+
+  /** placeAtMaxima()'s adjoint: each output element's value read from its window's place in `mask` of an input-shaped tensor. */
+  private readAtMaxima(mask: tf.Tensor2D, values: tf.Tensor4D): tf.Tensor4D {
+    // Each row summed by a product with a column of ones: on SwiftShader the webgpu backend's sum
+    // over many rows of 9 took 9 times as long (2.2 s against 0.26 on 18816 rows).
+    const picked = tf.matMul(tf.mul(this.windows(values), mask), tf.ones([this.kernel * this.kernel, 1]));
+    return tf.reshape(picked, [values.shape[0], ...this.outputShape]);
+  }
+
+  /** [kernel, kernel, channels, channels x places]: 1 where input channel c x places + place goes to channel c at that place. */
+  private placementFilter(channels: number): tf.Tensor4D {
+    const { kernel } = this;
+    const places = kernel * kernel;
+    const values = new Float32Array(places * channels * channels * places);
+    for (let place = 0; place < places; place++) {
+      for (let c = 0; c < channels; c++) values[(place * channels + c) * channels * places + c * places + place] = 1;
+    }
+    return tf.tensor4d(values, [kernel, kernel, channels, channels * places]);
   }
 
   /** For each output element, the flat index of its window's first element equal to the maximum (pooling returns one of them). */

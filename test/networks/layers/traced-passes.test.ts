@@ -5,7 +5,9 @@
  * autodiff in layers.test.ts). The second derivatives, where a layer writes them as ops of its own
  * (convolution, max pooling), against central differences: the input gradient of a convolution is
  * bilinear in the output gradient and the weights, that of max pooling linear in the output
- * gradient, so that their differences are exact up to rounding.
+ * gradient, so that their differences are exact up to rounding. Max pooling's both forms (reading
+ * its maxima in JavaScript, or on the device as WebGPU runs it) also against central differences
+ * in the input, once and through a gradient penalty, on values without ties.
  */
 import * as tf from '@tensorflow/tfjs';
 import { memoryLogger } from '../../../src/common/logger';
@@ -106,18 +108,78 @@ describe('traced passes', () => {
     });
   });
 
-  it('MaxPool2d gives its forward\'s output and backward\'s input gradient, and differentiates <v, dX(dY)> in dY as central differences do', () => {
+  it('MaxPool2d gives its forward\'s output and backward\'s input gradient', () => {
     const pool = new MaxPool2d([9, 8, 3], 3, 2);
     expectTracedMatchesBackward(pool, [], new Float32Array(0), [9, 8, 3], 2);
+  });
+
+  it('MaxPool2d on the device (WebGPU\'s form) gives the reading form\'s output and input gradient, ties going to the first maximum', () => {
+    const pool = new MaxPool2d([9, 8, 3], 3, 2);
+    const random = new SeededRandom(9);
+    tf.tidy(() => {
+      // Values in steps of 1: many windows hold their maximum twice or more.
+      const x = tf.tensor4d(Float32Array.from({ length: 2 * 9 * 8 * 3 }, () => random.int(4)), [2, 9, 8, 3]);
+      const dy = tf.tensor(randomArray(2 * sizeOf(pool.outputShape), random), [2, ...pool.outputShape]);
+      const [reading, device] = [pool.tracedPass(x), pool.tracedPassOnDevice(x)];
+      expect(device.output.dataSync()).toEqual(reading.output.dataSync());
+      expect(device.inputGradient(dy).dataSync()).toEqual(reading.inputGradient(dy).dataSync());
+    });
+  });
+
+  describe.each([
+    ['reading', (pool: MaxPool2d, x: tf.Tensor4D) => pool.tracedPass(x)],
+    ['on the device', (pool: MaxPool2d, x: tf.Tensor4D) => pool.tracedPassOnDevice(x)],
+  ])('MaxPool2d\'s traced pass, %s', (_, tracedPass) => {
+    const pool = new MaxPool2d([7, 7, 2], 3, 2);
+    const inputShape: [number, number, number, number] = [2, 7, 7, 2];
+    const outputShape = [2, ...pool.outputShape];
     const random = new SeededRandom(8);
-    const x = tf.tensor(randomArray(2 * 9 * 8 * 3, random), [2, 9, 8, 3]);
-    const dy = randomArray(2 * sizeOf(pool.outputShape), random);
-    const v = tf.tensor(randomArray(2 * 9 * 8 * 3, random), [2, 9, 8, 3]);
-    const s = (gradient: tf.Tensor) => tf.sum(tf.mul(pool.tracedPass(x).inputGradient(gradient), v)) as tf.Scalar;
-    const shape = [2, ...pool.outputShape];
-    const analytic = tf.tidy(() => tf.grad(s)(tf.tensor(dy, shape)).dataSync().slice());
-    const loss = () => tf.tidy(() => s(tf.tensor(dy, shape)).dataSync()[0]);
-    for (let j = 0; j < dy.length; j += 7) expect(centralDifference(dy, j, 1e-2, loss)).toBeCloseTo(analytic[j], 3);
+    // Distinct values 0.05 apart in a random order: no ties, and no step of the differences below reorders a window.
+    const keys = randomArray(sizeOf(inputShape), random);
+    const x = new Float32Array(keys.length);
+    [...keys.keys()].sort((i, j) => keys[i] - keys[j]).forEach((i, rank) => (x[i] = 0.05 * rank - 4.9));
+    const dy = randomArray(sizeOf(outputShape), random);
+    const v = randomArray(x.length, random);
+    const a = randomArray(dy.length, random);
+    const input = () => tf.tensor4d(x, inputShape);
+
+    /** `analytic` (d loss / d values) against central differences of `loss`, exact up to rounding: the losses are quadratic between ties. */
+    function expectCentralDifferences(values: Float32Array, analytic: Float32Array, loss: () => number): void {
+      values.forEach((_, j) => {
+        const numeric = centralDifference(values, j, 1e-2, loss);
+        expect([j, Math.abs(numeric - analytic[j]) < 5e-3 * Math.max(1, Math.abs(analytic[j]))]).toEqual([j, true]);
+      });
+    }
+
+    it('differentiates <v, dX(dY)> in dY', () => {
+      const s = (gradient: tf.Tensor) => tf.sum(tf.mul(tracedPass(pool, input()).inputGradient(gradient), tf.tensor(v, inputShape))) as tf.Scalar;
+      const analytic = tf.tidy(() => Float32Array.from(tf.grad(s)(tf.tensor(dy, outputShape)).dataSync()));
+      expectCentralDifferences(dy, analytic, () => tf.tidy(() => s(tf.tensor(dy, outputShape)).dataSync()[0]));
+    });
+
+    it('has as first derivative in x its own map from d/d output to d/d input, as central differences', () => {
+      // D = <a, y^2> / 2, whose gradient in x is dX(a y).
+      const d = (images: tf.Tensor) => tf.div(tf.sum(tf.mul(tf.square(tracedPass(pool, images as tf.Tensor4D).output), tf.tensor(a, outputShape))), 2) as tf.Scalar;
+      const analytic = tf.tidy(() => Float32Array.from(tf.grad(d)(input()).dataSync()));
+      const mapped = tf.tidy(() => {
+        const pass = tracedPass(pool, input());
+        return Float32Array.from(pass.inputGradient(tf.mul(pass.output, tf.tensor(a, outputShape))).dataSync());
+      });
+      expectCloseToScale(mapped, analytic, 'dX(a y) against tfjs\'s gradient of D');
+      expect(analytic.some((g) => g !== 0)).toBe(true);
+      expectCentralDifferences(x, analytic, () => tf.tidy(() => d(input()).dataSync()[0]));
+    });
+
+    it('has as second derivative in x that of a gradient penalty |dX(a y)|^2, as central differences', () => {
+      // Overlapping windows share their maxima: the squares mix the outputs' gradients.
+      const penalty = (images: tf.Tensor) => {
+        const pass = tracedPass(pool, images as tf.Tensor4D);
+        return tf.sum(tf.square(pass.inputGradient(tf.mul(pass.output, tf.tensor(a, outputShape))))) as tf.Scalar;
+      };
+      const analytic = tf.tidy(() => Float32Array.from(tf.grad(penalty)(input()).dataSync()));
+      expect(analytic.some((g) => g !== 0)).toBe(true);
+      expectCentralDifferences(x, analytic, () => tf.tidy(() => penalty(input()).dataSync()[0]));
+    });
   });
 
   describe.each([
