@@ -452,7 +452,7 @@ async function gpuRewardSignalBenchmarks(backend: BackendName, minSeconds: numbe
     }, minSeconds, 3);
     wasm.model.dispose();
 
-    await selectBackend(backend, memoryLogger());
+    await startBackend(backend);
     const gpu = pyramidsNetworks(name);
     const update = async (i: number) => {
       const { minibatch, rewards } = batches[i % batches.length];

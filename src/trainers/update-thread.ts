@@ -34,7 +34,7 @@ export class UpdateThread<Request, Reply> {
   constructor(
     private readonly behaviorName: string,
     private readonly kind: ThreadedTrainerKind,
-    /** The backend the worker updates on (backend.ts's updateBackend(), or the main thread's). */
+    /** The backend the worker updates on (backend.ts's updateBackend()). */
     backend: BackendName,
     /** What the worker builds its networks from (its workerData, the backend added). */
     setup: object,
