@@ -12,11 +12,16 @@ import {
   MIN_STEPS,
   NUM_SHOW_STEPS,
   OBS_SIZE,
+  SIMPLE_GOAL,
   STEP_SIZE,
   SUCCESS_REWARD,
   TIME_PENALTY,
+  UpstreamGoals,
   VIS_OBS_SIZE,
+  readSimpleGoalConfig,
+  upstreamSeedText,
 } from '../../src/sims/envs/simple-goal';
+import { parseSimArgs } from '../../src/sims/sdk/run-environment';
 import { closeOpenedEnvironments, openBuiltEnvironment } from '../helpers/environments';
 import { ROOT, tempDir } from '../helpers/paths';
 
@@ -540,20 +545,30 @@ describe('SimpleGoal: group variant (upstream\'s MultiAgentEnvironment)', () => 
   });
 });
 
-describe('SimpleGoal: seeds', () => {
-  async function goalSequence(seed: number, episodes: number): Promise<number[]> {
-    const env = await launch([], { seed });
+describe('SimpleGoal: goals', () => {
+  async function goalSequence(args: string[], seed: number, episodes: number): Promise<number[]> {
+    const env = await launch(args, { seed });
     const goals: number[] = [];
     for (let i = 0; i < episodes; i++) goals.push((await playEpisode(env, optimal)).goal);
     await env.close();
     return goals;
   }
 
-  it('reproduces the goal sequence for a seed, and another seed gives another', async () => {
-    const [first, again, other] = await Promise.all([goalSequence(11, 24), goalSequence(11, 24), goalSequence(12, 24)]);
-    expect(first.every((g) => g === -1 || g === 1)).toBe(true);
-    expect(new Set(first).size).toBe(2);
-    expect(again).toEqual(first);
-    expect(other).not.toEqual(first);
+  // The sequences CPython gives random.Random(str(arguments)).choice([-1, 1]) after the two draws
+  // of the environment's construction, as upstream's SimpleEnvironment draws them.
+  it("draws upstream's goals, whatever the trainer's seed: Python's random seeded with the environment's arguments", async () => {
+    const hybridMemory = ['--continuous', '1', '--discrete', '1', '--memory', '--step-size', '0.5'];
+    const [first, otherSeed, hybrid] = await Promise.all([goalSequence([], 11, 12), goalSequence([], 12, 12), goalSequence(hybridMemory, 11, 12)]);
+    expect(first).toEqual([1, 1, 1, 1, -1, -1, 1, -1, -1, -1, 1, 1]);
+    expect(otherSeed).toEqual(first);
+    expect(hybrid).toEqual([1, 1, 1, -1, -1, -1, -1, 1, 1, -1, 1, -1]);
+  });
+
+  it("seeds from upstream's argument tuple, every behavior name of the environment in it", () => {
+    const config = readSimpleGoalConfig(parseSimArgs(SIMPLE_GOAL, ['--behavior-name', '1D?team=0,1D?team=1']).values);
+    expect(upstreamSeedText(config, config.behaviorNames)).toBe("(['1D?team=0', '1D?team=1'], 0.2, 0, 1, 0, (3, 20, 20), 1, (10, 5), (1, 0))");
+    // Both names draw from that one stream: two draws each as it is built, then in name order.
+    const goals = new UpstreamGoals(config, config.behaviorNames);
+    expect(Array.from({ length: 12 }, () => goals.draw())).toEqual([-1, -1, -1, 1, 1, -1, -1, -1, 1, -1, 1, -1]);
   });
 });

@@ -6,7 +6,8 @@
  * upstream's test_simple_rl.py hold unchanged here.
  *
  * The game: an agent has one position in [-1, 1] per action (continuous actions first, then
- * discrete branches of 2), all starting at 0, and a goal of -1 or +1 drawn at each episode start.
+ * discrete branches of 2), all starting at 0, and a goal of -1 or +1 drawn at each episode start
+ * from upstream's own random stream (UpstreamGoals: the same goals whatever the training seed).
  * Every observation is filled with the goal value: vector ones, images (every pixel) and
  * variable-length ones (every value of every entity, so none is padding), as upstream's _make_obs. A continuous action moves its position by the
  * action clamped to [-step size, step size]; a discrete choice 1 moves by +step size, 0 by
@@ -22,7 +23,7 @@
  */
 import { Academy } from '../sdk/academy';
 import { ActionBuffers, Agent, ObservationSpecDef, ObservationWriter, PausableBehavior } from '../sdk/agent';
-import { SeededRandom } from '../../common/random';
+import { PythonRandom, pythonFloatRepr, pythonStringListRepr, pythonTupleRepr } from '../../common/python-random';
 import {
   SimDefinition,
   SimOptionValues,
@@ -174,10 +175,6 @@ function checkConfig(config: SimpleGoalConfig): void {
 }
 
 /** Python's repr of a shape tuple: (1,) or (3, 20, 20), as upstream names its observations. */
-function pythonShape(shape: readonly number[]): string {
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
-}
-
 /**
  * Vector observations first, then visual ones, then variable-length ones (described
  * VARIABLE_SIZE, NONE), as upstream's _make_observation_specs; those at goal_indices are goal signals.
@@ -185,7 +182,7 @@ function pythonShape(shape: readonly number[]): string {
 export function simpleGoalObservations(config: SimpleGoalConfig): ObservationSpecDef[] {
   const specs: ObservationSpecDef[] = [];
   const described = (shape: readonly number[]) => ({
-    name: `observation ${specs.length} with shape ${pythonShape(shape)}`,
+    name: `observation ${specs.length} with shape ${pythonTupleRepr(shape)}`,
     observationType: config.goalIndices.includes(specs.length) ? GOAL_SIGNAL : 0,
   });
   for (let i = 0; i < config.numVector; i++) specs.push({ kind: 'vector', shape: [OBS_SIZE], ...described([OBS_SIZE]) });
@@ -247,9 +244,42 @@ class GoalGroup {
 /** How an agent gets its id: a new one per episode (upstream's SimpleEnvironment) or a fixed one (its MultiAgentEnvironment). */
 type AgentIdentity = { kind: 'per-episode'; ids: EpisodeIds } | { kind: 'fixed'; id: number };
 
-/** -1 or +1, as upstream's random.choice([-1, 1]). */
-function drawGoal(random: SeededRandom): number {
-  return random.int(2) === 0 ? -1 : 1;
+const GOALS = [-1, 1] as const;
+
+/**
+ * Upstream's goal draws. Each of its SimpleEnvironments seeds Python's random.Random with the text
+ * of its own arguments, not with the training seed, so that every run of one configuration meets
+ * the same goals: two draws per behavior name as it is built, then one at each episode start
+ * (random.choice([-1, 1])). Its MultiAgentEnvironment builds one SimpleEnvironment per agent with
+ * the same arguments: identical streams, so the agents of a group share each episode's goal.
+ */
+export class UpstreamGoals {
+  private readonly random: PythonRandom;
+
+  constructor(config: SimpleGoalConfig, brainNames: readonly string[]) {
+    this.random = new PythonRandom(upstreamSeedText(config, brainNames));
+    for (let i = 0; i < 2 * brainNames.length; i++) this.draw();
+  }
+
+  draw(): number {
+    return this.random.choice(GOALS);
+  }
+}
+
+/** str() of the tuple of arguments upstream's SimpleEnvironment seeds its random source with. */
+export function upstreamSeedText(config: SimpleGoalConfig, brainNames: readonly string[]): string {
+  const parts = [
+    pythonStringListRepr(brainNames),
+    pythonFloatRepr(config.stepSize),
+    config.numVisual,
+    config.numVector,
+    config.numVarLen,
+    pythonTupleRepr(config.visObsSize),
+    OBS_SIZE,
+    pythonTupleRepr(config.varLenObsSize),
+    pythonTupleRepr([config.continuousActions, config.discreteBranches]),
+  ];
+  return `(${parts.join(', ')})`;
 }
 
 function clamp(value: number, min: number, max: number): number {
@@ -271,8 +301,8 @@ export class SimpleGoalAgent extends Agent {
     behaviorName: string,
     private readonly identity: AgentIdentity,
     private readonly group: GoalGroup | null,
-    /** With --group, every agent of a group draws from an identical stream, as upstream's copies do. */
-    private readonly ownRandom: SeededRandom | null,
+    /** Where its goals come from: shared by the agents of an area, or its own with --group. */
+    private readonly goals: UpstreamGoals,
   ) {
     const behavior = new PausableBehavior(
       behaviorName,
@@ -291,13 +321,12 @@ export class SimpleGoalAgent extends Agent {
   }
 
   override initialize(): void {
-    // The Academy has given its own id and random source: use upstream's instead.
+    // The Academy has given its own id: use upstream's instead.
     this.id = this.identity.kind === 'fixed' ? this.identity.id : this.identity.ids.next();
-    if (this.ownRandom !== null) this.random = this.ownRandom;
   }
 
   override onEpisodeBegin(): void {
-    this.goal = drawGoal(this.random);
+    this.goal = this.goals.draw();
     this.positions.fill(0);
     this.actionSteps = 0;
     if (this.identity.kind === 'per-episode') this.id = this.identity.ids.next();
@@ -401,17 +430,18 @@ export const SIMPLE_GOAL: SimDefinition = {
   create(academy: Academy, options: SimOptionValues, numAreas: number): void {
     const config = readSimpleGoalConfig(options);
     const groups: GoalGroup[] = [];
+    // Without --group, one SimpleEnvironment per area holds every behavior name: one stream.
+    const areaGoals = Array.from({ length: numAreas }, () => (config.group ? null : new UpstreamGoals(config, config.behaviorNames)));
     for (const behaviorName of config.behaviorNames) {
       const ids = new EpisodeIds();
       for (let area = 0; area < numAreas; area++) {
         const group = config.group ? new GoalGroup(area + 1) : null;
         if (group !== null) groups.push(group);
-        const groupSeed = config.group ? Math.floor(academy.random.next() * 4294967296) : 0;
         for (let i = 0; i < config.agents; i++) {
           const identity: AgentIdentity =
             group !== null ? { kind: 'fixed', id: area * config.agents + i } : { kind: 'per-episode', ids };
-          const ownRandom = group !== null ? new SeededRandom(groupSeed) : null;
-          academy.addAgent(new SimpleGoalAgent(config, behaviorName, identity, group, ownRandom));
+          const goals = areaGoals[area] ?? new UpstreamGoals(config, [behaviorName]);
+          academy.addAgent(new SimpleGoalAgent(config, behaviorName, identity, group, goals));
         }
       }
     }
