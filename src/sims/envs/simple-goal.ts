@@ -174,7 +174,6 @@ function checkConfig(config: SimpleGoalConfig): void {
   }
 }
 
-/** Python's repr of a shape tuple: (1,) or (3, 20, 20), as upstream names its observations. */
 /**
  * Vector observations first, then visual ones, then variable-length ones (described
  * VARIABLE_SIZE, NONE), as upstream's _make_observation_specs; those at goal_indices are goal signals.
