@@ -325,6 +325,14 @@ export class Dense implements Layer {
     return graph.node('Gemm', [input, weight, bias], `${part.name}.linear`, { transB: { int: 1 } });
   }
 
+  /**
+   * The weights as tensors, for a layer that multiplies by parts of them itself (EntityEmbedding
+   * applies x_self's columns once per agent): W^T (in x out), W (out x in) and b.
+   */
+  weightsFor(source: ParameterSource): { readonly transposed: tf.Tensor2D; readonly weight: tf.Tensor2D; readonly bias: tf.Tensor1D } {
+    return this.weightTensors(source);
+  }
+
   /** Frees the weight tensors kept between passes. */
   dispose(): void {
     if (this.tensors === null) return;

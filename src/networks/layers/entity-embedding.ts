@@ -5,15 +5,21 @@
  * of the attention's embedding size: upstream's LinearEncoder of 1 layer, its weights drawn from
  * a normal of std sqrt(0.125 / embedding size) (the T-Fixup scheme upstream cites), biases 0.
  *
- * The layer runs on the rows [count x entities, self size + entity size] that repeating x_self
- * beside every entity gives, so its passes are Dense's; x_self's gradient is the sum over its
- * entities' rows. The entities are raw inputs (but in POCA's critic, see backwardToEntities()).
+ * Upstream runs the layer on the rows [count x entities, self size + entity size] that repeating
+ * x_self beside every entity gives. With W = [W_self | W_entity] split by those columns,
+ * [x_self, e] W^T = x_self W_self^T + e W_entity^T: the training passes take x_self's product once
+ * per agent and add it to each of its entities' (at Sorter's sizes, 20 entities of 23 values
+ * beside an x_self of 128, the product over the rows shrinks from 151 to 23 columns and no
+ * repeated copy of x_self is made); x_self's gradient is the sum over its entities. The
+ * entities are raw inputs (but in POCA's critic, see backwardToEntities()).
  *
  * Blocks `<name>.self_ent_encoder.seq_layers.0.weight` and `.bias`, as torch names upstream's.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SeededRandom } from '../../common/random';
+import { swishBackward } from './activations';
 import { Dense, linearLayer } from './dense';
+import { writeGradient } from '../tensor-io';
 import { GraphWriter, ParameterAllocator, ParameterBlock, ParameterSource, TracedParameters } from './layer';
 
 /** An embedding's traced pass: the map goes to x_self's gradient (null without x_self) and the entities'. */
@@ -27,9 +33,20 @@ export function attentionGain(embeddingSize: number): number {
   return Math.sqrt(0.125 / embeddingSize);
 }
 
+/** What a forward pass with x_self left for the backward. */
+interface KeptSplitPass {
+  readonly self: tf.Tensor2D;
+  /** The entities as rows [count x entities, entity size]. */
+  readonly entityRows: tf.Tensor2D;
+  /** Swish's gate and output, [count, entities, embedding]. */
+  readonly gate: tf.Tensor3D;
+  readonly output: tf.Tensor3D;
+}
+
 export class EntityEmbedding {
   readonly dense: Dense;
   readonly blocks: readonly ParameterBlock[];
+  private kept: KeptSplitPass | null = null;
 
   constructor(
     allocate: ParameterAllocator,
@@ -60,8 +77,17 @@ export class EntityEmbedding {
    */
   forward(self: tf.Tensor2D | null, entities: tf.Tensor3D, source: ParameterSource, keep: boolean): tf.Tensor3D {
     const [count, n] = entities.shape;
-    const rows = this.rowsOf(self, entities);
-    return tf.reshape(this.dense.forward(rows, source, keep), [count, n, this.embeddingSize]);
+    const d = this.embeddingSize;
+    if (self === null) return tf.reshape(this.dense.forward(this.rowsOf(null, entities), source, keep), [count, n, d]);
+    const { transposed, bias } = this.dense.weightsFor(source);
+    const selfPart = tf.fused.matMul({ a: self, b: tf.slice(transposed, [0, 0], [this.selfSize, d]), bias });
+    const entityRows = tf.reshape(entities, [count * n, this.entitySize]) as tf.Tensor2D;
+    const entityPart = tf.matMul(entityRows, tf.slice(transposed, [this.selfSize, 0], [this.entitySize, d]));
+    const z = tf.add(tf.reshape(entityPart, [count, n, d]), tf.reshape(selfPart, [count, 1, d]));
+    const gate = tf.sigmoid(z) as tf.Tensor3D;
+    const output = tf.mul(z, gate) as tf.Tensor3D;
+    if (keep) this.kept = { self, entityRows, gate, output };
+    return output;
   }
 
   /**
@@ -70,12 +96,22 @@ export class EntityEmbedding {
    */
   backward(outputGradient: tf.Tensor3D, source: ParameterSource, needSelf: boolean): tf.Tensor2D | null {
     const [count, n] = outputGradient.shape;
-    const wanted = needSelf && this.selfSize > 0;
-    const rows = tf.reshape(outputGradient, [count * n, this.embeddingSize]);
-    const inputGradient = this.dense.backward(rows, source, wanted);
-    if (!wanted) return null;
-    const selfGradient = tf.slice(inputGradient as tf.Tensor2D, [0, 0], [-1, this.selfSize]);
-    return tf.sum(tf.reshape(selfGradient, [count, n, this.selfSize]), 1) as tf.Tensor2D;
+    const d = this.embeddingSize;
+    if (this.selfSize === 0) {
+      this.dense.backward(tf.reshape(outputGradient, [count * n, d]), source, false);
+      return null;
+    }
+    if (this.kept === null) throw new Error("The entity embedding's backward needs a kept forward pass first.");
+    const { self, entityRows, gate, output } = this.kept;
+    const dz = swishBackward(outputGradient, gate, output);
+    const selfGradient = tf.sum(dz, 1) as tf.Tensor2D;
+    // dW^T, rows in W's column order (x_self's, then the entity's): x^T dz, whose left operands
+    // (the inputs, 23 columns for Sorter's tiles) are cheaper to transpose than dz's 128.
+    const weightGradient = tf.concat([tf.matMul(tf.transpose(self), selfGradient), tf.matMul(tf.transpose(entityRows), tf.reshape(dz, [count * n, d]))], 0);
+    writeGradient(weightGradient, source.gradient, this.dense.weightOffset, true);
+    writeGradient(tf.sum(selfGradient, 0), source.gradient, this.dense.biasOffset);
+    if (!needSelf) return null;
+    return tf.matMul(selfGradient, tf.slice(this.dense.weightsFor(source).weight, [0, 0], [d, this.selfSize])) as tf.Tensor2D;
   }
 
   /**
