@@ -5,6 +5,12 @@
  * An agent's trajectory arrives in pieces (time_horizon cuts it); the critic's memories must run
  * on from one piece to the next of the same episode, as the agent's own memories do, so they are
  * kept per agent between trajectories and forgotten when its episode ends.
+ *
+ * A deliberate difference: upstream's PPO and SAC trainers ask for the estimates without the
+ * agent's id, so their critic_memory_dict keeps one entry, under "", for whichever trajectory
+ * comes next. With one agent (upstream's test environments) that is the same as ours
+ * (test/trainers/ppo/recurrent-upstream-update.test.ts); with several, upstream's critic starts
+ * a piece from another agent's memories.
  */
 import type { ActorCritic } from '../networks/actor-critic';
 import { AgentBuffer, BufferKey } from './buffer';
