@@ -10,7 +10,8 @@
  * piece to piece at each sequence's start, the actor's, the masks, returns and advantages), and
  * the update on the first two sequences after the advantages' standardization (losses and
  * gradients). Ours, loaded with the same weights and fed the same trajectories, must give the
- * same numbers.
+ * same numbers, and acting from each step's memories must reach the next step's, as upstream's
+ * policy did.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -141,6 +142,24 @@ describe("PPO with memory against upstream's: trajectory processing and update",
     // Each episode's first piece starts afresh (upstream keys the critic's memories by "", which
     // is the agent's own here: one agent, its episodes one after another).
     for (const [i, t] of trajectories.entries()) if (i === 0 || trajectories[i - 1].done_reached) expect(t.critic_memory_before).toBeNull();
+  });
+
+  it.each(FIXTURES)("acts as upstream's policy did: from each step's memories, the next step's; zeros at an episode's start (%s)", (name) => {
+    const fixture = readFixture(name);
+    const trainer = processedTrainer({ ...fixture, trajectories: [] });
+    let compared = 0;
+    fixture.trajectories.forEach((recorded, i) => {
+      const episodeStart = i === 0 ? recorded.critic_memory_before === null : fixture.trajectories[i - 1].done_reached;
+      if (episodeStart) expect(recorded.steps[0].memory).toEqual(new Array(MEMORY_SIZE).fill(0));
+      recorded.steps.forEach((step, t) => {
+        const next = t + 1 < recorded.steps.length ? recorded.steps[t + 1] : fixture.trajectories[i + 1]?.steps[0];
+        if (next === undefined || (t + 1 === recorded.steps.length && recorded.done_reached)) return;
+        const acted = trainer.model.act([Float32Array.from(step.obs)], 1, null, { memories: Float32Array.from(step.memory) });
+        expectCloseToScale(acted.memories!, next.memory, `memories after step ${t} of trajectory ${i}`);
+        compared++;
+      });
+    });
+    expect(compared).toBeGreaterThan(40);
   });
 
   it.each(FIXTURES)("gives upstream's rows for each trajectory: sequences padded, critic memories carried, returns and advantages (%s)", (name) => {
