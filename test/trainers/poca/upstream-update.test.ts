@@ -18,31 +18,18 @@ import { memoryLogger } from '../../../src/common/logger';
 import { settingsForBehavior } from '../../../src/config';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
 import { selectBackend } from '../../../src/networks/backend';
-import { blockValues, ParameterBlock } from '../../../src/networks/layers/layer';
+import { blockValues } from '../../../src/networks/layers/layer';
 import { StatsRegistry } from '../../../src/stats';
 import { BufferKey, RewardSignalKeys } from '../../../src/trainers/buffer';
 import { PocaTrainer, PocaTrainerSettings } from '../../../src/trainers/poca/trainer';
 import { pocaMinibatchOf } from '../../../src/trainers/poca/update';
-import { standardized } from '../../../src/trainers/ppo/update';
-import { GroupmateStatus, Trajectory } from '../../../src/trainers/trajectory';
 import { caseConfiguration, upstreamCase } from '../../cli/upstream-cases';
 import { load } from '../../config/config-helpers';
 import { expectCloseToScale } from '../../helpers/expect-close';
 import { pocaCriticTorchName } from '../../helpers/torch-layouts';
+import { firstMinibatchAsUpstream, loadTorchWeights, RecordedTrajectory, trajectoryOf } from '../../helpers/upstream-fixtures';
 
-interface RecordedStatus {
-  obs: number[];
-  reward: number;
-  action: number;
-  done: boolean;
-}
-
-interface RecordedTrajectory {
-  agent_id: string;
-  steps: Array<RecordedStatus & { log_prob: number[]; group_reward: number; interrupted: boolean; groupmates: RecordedStatus[] }>;
-  next_obs: number[];
-  next_group_obs: number[][];
-  done_reached: boolean;
+interface RecordedPocaTrajectory extends RecordedTrajectory {
   all_group_dones_reached: boolean;
   baselines: number[];
   rewards: number[];
@@ -53,7 +40,7 @@ interface RecordedTrajectory {
 interface Fixture {
   actor: Record<string, number[]>;
   critic: Record<string, number[]>;
-  trajectories: RecordedTrajectory[];
+  trajectories: RecordedPocaTrajectory[];
   standardized_advantages: number[];
   current_max_agents: number;
   losses: Record<string, number>;
@@ -82,57 +69,12 @@ function actorTorchName(block: string): string {
     .replace(/^actor\.branches\./, 'action_model._discrete_distribution.branches.');
 }
 
-function loadWeights(parameters: Float32Array, blocks: readonly ParameterBlock[], values: Record<string, number[]>, torchName: (block: string) => string): void {
-  for (const block of blocks) {
-    const theirs = values[torchName(block.name)];
-    if (theirs === undefined) throw new Error(`The fixture has no ${torchName(block.name)} for ${block.name}.`);
-    blockValues(parameters, block).set(theirs);
-  }
-}
-
-function status(recorded: RecordedStatus): GroupmateStatus {
-  return {
-    obs: [Float32Array.from(recorded.obs)],
-    reward: recorded.reward,
-    continuousAction: new Float32Array(0),
-    discreteAction: Int32Array.from([recorded.action]),
-    done: recorded.done,
-  };
-}
-
-function trajectoryOf(recorded: RecordedTrajectory): Trajectory {
-  const steps = recorded.steps;
-  const n = steps.length;
-  const last = steps[n - 1];
-  return new Trajectory({
-    agentId: recorded.agent_id,
-    behaviorId: '1D',
-    steps: {
-      length: n,
-      obs: [Float32Array.from(steps.flatMap((s) => s.obs))],
-      continuousActions: new Float32Array(0),
-      discreteActions: Int32Array.from(steps.map((s) => s.action)),
-      continuousLogProbs: new Float32Array(0),
-      discreteLogProbs: Float32Array.from(steps.flatMap((s) => s.log_prob)),
-      actionMasks: new Float32Array(n * 2).fill(1),
-      prevActions: new Int32Array(n),
-      rewards: Float32Array.from(steps.map((s) => s.reward)),
-      groupRewards: Float32Array.from(steps.map((s) => s.group_reward)),
-      groupStatuses: steps.map((s) => s.groupmates.map(status)),
-    },
-    nextObs: [Float32Array.from(recorded.next_obs)],
-    nextGroupObs: recorded.next_group_obs.map((obs) => [Float32Array.from(obs)]),
-    doneReached: recorded.done_reached,
-    interrupted: last.interrupted,
-  });
-}
-
 /** A trainer with upstream's weights that has processed upstream's trajectories. */
 function processedTrainer(fixture: Fixture): PocaTrainer {
   const trainer = new PocaTrainer({ behaviorName: '1D', spec: SPEC, settings: settings(), stats: new StatsRegistry().reporter('1D'), seed: 1 });
-  loadWeights(trainer.model.parameters, trainer.model.blocks, fixture.actor, actorTorchName);
+  loadTorchWeights(trainer.model.parameters, trainer.model.blocks, () => fixture.actor, actorTorchName);
   trainer.model.parametersChanged();
-  loadWeights(trainer.critic.parameters, trainer.critic.blocks, fixture.critic, pocaCriticTorchName);
+  loadTorchWeights(trainer.critic.parameters, trainer.critic.blocks, () => fixture.critic, pocaCriticTorchName);
   trainer.critic.maxAgents = fixture.current_max_agents;
   trainer.critic.parametersChanged();
   for (const recorded of fixture.trajectories) trainer.processTrajectory(trajectoryOf(recorded));
@@ -171,15 +113,10 @@ describe("POCA's processing and update against upstream's", () => {
   it.each(FIXTURES)("gives upstream's losses and gradients on the update's first minibatch (%s)", (name) => {
     const fixture = readFixture(name);
     const trainer = processedTrainer(fixture);
-    const buffer = trainer.updateBuffer;
-    const advantages = buffer.get(BufferKey.ADVANTAGES);
-    advantages.set(standardized(advantages.rows), 1);
-    expectCloseToScale(advantages.rows, fixture.standardized_advantages, 'standardized advantages');
-
     const optimizer = trainer.optimizer;
     const actorApply = jest.spyOn(optimizer.actorAdam, 'apply');
     const criticApply = jest.spyOn(optimizer.criticAdam, 'apply');
-    const batch = pocaMinibatchOf(buffer.makeMiniBatch(0, trainer.settings.hyperparameters.batch_size), ['extrinsic'], null);
+    const batch = pocaMinibatchOf(firstMinibatchAsUpstream(trainer.updateBuffer, trainer.settings.hyperparameters.batch_size, fixture.standardized_advantages), ['extrinsic'], null);
     const stats = optimizer.update(batch, fixture.step);
     for (const key of ['Losses/Policy Loss', 'Losses/Value Loss', 'Losses/Baseline Loss', 'Policy/Epsilon', 'Policy/Beta'] as const) {
       expect(stats[key]).toBeCloseTo(fixture.losses[key], 5);

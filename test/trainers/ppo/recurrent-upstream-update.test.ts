@@ -20,22 +20,18 @@ import { memoryLogger } from '../../../src/common/logger';
 import { settingsForBehavior } from '../../../src/config';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
 import { selectBackend } from '../../../src/networks/backend';
-import { blockValues, ParameterBlock } from '../../../src/networks/layers/layer';
+import { blockValues } from '../../../src/networks/layers/layer';
 import { StatsRegistry } from '../../../src/stats';
 import { BufferKey, RewardSignalKeys } from '../../../src/trainers/buffer';
 import { PpoTrainer, PpoTrainerSettings } from '../../../src/trainers/ppo/trainer';
-import { minibatchOf, standardized } from '../../../src/trainers/ppo/update';
-import { Trajectory } from '../../../src/trainers/trajectory';
+import { minibatchOf } from '../../../src/trainers/ppo/update';
 import { caseConfiguration, upstreamCase } from '../../cli/upstream-cases';
 import { load } from '../../config/config-helpers';
 import { expectCloseToScale } from '../../helpers/expect-close';
+import { firstMinibatchAsUpstream, loadTorchWeights, RecordedStep, RecordedTrajectory, trajectoryOf } from '../../helpers/upstream-fixtures';
 
-interface RecordedTrajectory {
-  agent_id: string;
-  steps: Array<{ obs: number[]; action: number; log_prob: number[]; reward: number; done: boolean; interrupted: boolean; memory: number[] }>;
-  next_obs: number[];
-  done_reached: boolean;
-  interrupted: boolean;
+interface RecordedPpoTrajectory extends RecordedTrajectory {
+  steps: Array<RecordedStep & { memory: number[] }>;
   /** Where upstream's critic started this piece: the end of the piece before, or none. */
   critic_memory_before: number[] | null;
   rows: Record<'critic_memories' | 'memories' | 'masks' | 'returns' | 'advantages', number[]>;
@@ -44,7 +40,7 @@ interface RecordedTrajectory {
 interface Fixture {
   actor: Record<string, number[]>;
   critic: Record<string, number[]>;
-  trajectories: RecordedTrajectory[];
+  trajectories: RecordedPpoTrajectory[];
   standardized_advantages: number[];
   losses: Record<string, number>;
   gradients: Record<'actor' | 'critic', Record<string, number[]>>;
@@ -85,45 +81,10 @@ function torchName(block: string): string {
     .replace(/^critic\.value_heads\./, 'value_heads.value_heads.');
 }
 
-function loadWeights(parameters: Float32Array, blocks: readonly ParameterBlock[], fixture: Fixture): void {
-  for (const block of blocks) {
-    const theirs = (block.name.startsWith('actor.') ? fixture.actor : fixture.critic)[torchName(block.name)];
-    if (theirs === undefined) throw new Error(`The fixture has no ${torchName(block.name)} for ${block.name}.`);
-    blockValues(parameters, block).set(theirs);
-  }
-}
-
-function trajectoryOf(recorded: RecordedTrajectory): Trajectory {
-  const steps = recorded.steps;
-  const n = steps.length;
-  return new Trajectory({
-    agentId: recorded.agent_id,
-    behaviorId: '1D',
-    steps: {
-      length: n,
-      obs: [Float32Array.from(steps.flatMap((s) => s.obs))],
-      continuousActions: new Float32Array(0),
-      discreteActions: Int32Array.from(steps.map((s) => s.action)),
-      continuousLogProbs: new Float32Array(0),
-      discreteLogProbs: Float32Array.from(steps.flatMap((s) => s.log_prob)),
-      actionMasks: new Float32Array(n * 2).fill(1),
-      prevActions: new Int32Array(n),
-      rewards: Float32Array.from(steps.map((s) => s.reward)),
-      groupRewards: new Float32Array(n),
-      groupStatuses: steps.map(() => []),
-      memories: Float32Array.from(steps.flatMap((s) => s.memory)),
-    },
-    nextObs: [Float32Array.from(recorded.next_obs)],
-    nextGroupObs: [],
-    doneReached: recorded.done_reached,
-    interrupted: recorded.interrupted,
-  });
-}
-
 /** A trainer with upstream's weights that has processed upstream's trajectories. */
 function processedTrainer(fixture: Fixture): PpoTrainer {
   const trainer = new PpoTrainer({ behaviorName: '1D', spec: SPEC, settings: settings(), stats: new StatsRegistry().reporter('1D'), seed: 1 });
-  loadWeights(trainer.model.parameters, trainer.model.blocks, fixture);
+  loadTorchWeights(trainer.model.parameters, trainer.model.blocks, (block) => (block.startsWith('actor.') ? fixture.actor : fixture.critic), torchName);
   trainer.model.parametersChanged();
   for (const recorded of fixture.trajectories) trainer.processTrajectory(trajectoryOf(recorded));
   return trainer;
@@ -182,14 +143,9 @@ describe("PPO with memory against upstream's: trajectory processing and update",
   it.each(FIXTURES)("gives upstream's losses and gradients on the update's first two sequences (%s)", (name) => {
     const fixture = readFixture(name);
     const trainer = processedTrainer(fixture);
-    const buffer = trainer.updateBuffer;
-    const advantages = buffer.get(BufferKey.ADVANTAGES);
-    advantages.set(standardized(advantages.rows), 1);
-    expectCloseToScale(advantages.rows, fixture.standardized_advantages, 'standardized advantages');
-
     const optimizer = trainer.optimizer;
     const apply = jest.spyOn(optimizer.adam, 'apply');
-    const batch = minibatchOf(buffer.makeMiniBatch(0, trainer.settings.hyperparameters.batch_size), ['extrinsic'], 4);
+    const batch = minibatchOf(firstMinibatchAsUpstream(trainer.updateBuffer, trainer.settings.hyperparameters.batch_size, fixture.standardized_advantages), ['extrinsic'], 4);
     const stats = optimizer.update(batch, fixture.step);
     for (const key of ['Losses/Policy Loss', 'Losses/Value Loss', 'Policy/Learning Rate', 'Policy/Epsilon', 'Policy/Beta'] as const) {
       expect(stats[key]).toBeCloseTo(fixture.losses[key], 5);

@@ -15,27 +15,21 @@ import { memoryLogger } from '../../../src/common/logger';
 import { settingsForBehavior } from '../../../src/config';
 import { ActionSpec, BehaviorSpec, DimensionProperty, ObservationType } from '../../../src/env/behavior-spec';
 import { selectBackend } from '../../../src/networks/backend';
-import { blockValues } from '../../../src/networks/layers/layer';
 import { StatsRegistry } from '../../../src/stats';
 import type { ReplayRows } from '../../../src/trainers/sac/replay-buffer';
 import { SacTrainer, SacTrainerSettings } from '../../../src/trainers/sac/trainer';
-import { Trajectory } from '../../../src/trainers/trajectory';
 import { caseConfiguration, upstreamCase } from '../../cli/upstream-cases';
 import { load } from '../../config/config-helpers';
 import { expectCloseToScale } from '../../helpers/expect-close';
+import { loadTorchWeights, RecordedTrajectory, trajectoryOf } from '../../helpers/upstream-fixtures';
 
-interface RecordedTrajectory {
-  agent_id: string;
-  steps: Array<{ obs: number[]; continuous_action: number[]; discrete_action: number; reward: number; done: boolean; interrupted: boolean; memory: number[] }>;
-  next_obs: number[];
-  done_reached: boolean;
-  interrupted: boolean;
+interface RecordedSacTrajectory extends RecordedTrajectory {
   rows: Record<'obs' | 'next_obs' | 'continuous_action' | 'discrete_action' | 'rewards' | 'done' | 'memories' | 'critic_memories' | 'masks', number[]>;
 }
 
 interface Fixture {
   critic: Record<string, number[]>;
-  trajectories: RecordedTrajectory[];
+  trajectories: RecordedSacTrajectory[];
 }
 
 const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', 'recurrent-replay-rows.json'), 'utf8')) as Fixture;
@@ -60,33 +54,6 @@ function criticTorchName(block: string): string {
     .replace(/^critic\.value_heads\./, 'value_heads.value_heads.');
 }
 
-function trajectoryOf(recorded: RecordedTrajectory): Trajectory {
-  const steps = recorded.steps;
-  const n = steps.length;
-  return new Trajectory({
-    agentId: recorded.agent_id,
-    behaviorId: '1D',
-    steps: {
-      length: n,
-      obs: [Float32Array.from(steps.flatMap((s) => s.obs))],
-      continuousActions: Float32Array.from(steps.flatMap((s) => s.continuous_action)),
-      discreteActions: Int32Array.from(steps.map((s) => s.discrete_action)),
-      continuousLogProbs: new Float32Array(n),
-      discreteLogProbs: new Float32Array(n),
-      actionMasks: new Float32Array(n * 2).fill(1),
-      prevActions: new Int32Array(n),
-      rewards: Float32Array.from(steps.map((s) => s.reward)),
-      groupRewards: new Float32Array(n),
-      groupStatuses: steps.map(() => []),
-      memories: Float32Array.from(steps.flatMap((s) => s.memory)),
-    },
-    nextObs: [Float32Array.from(recorded.next_obs)],
-    nextGroupObs: [],
-    doneReached: recorded.done_reached,
-    interrupted: recorded.interrupted,
-  });
-}
-
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
 });
@@ -103,7 +70,7 @@ describe("SAC's replay rows with memory against upstream's", () => {
     const model = trainer.model;
     const criticBlocks = model.blocks.filter((block) => block.name.startsWith('critic.'));
     expect(criticBlocks.length).toBeGreaterThan(0);
-    for (const block of criticBlocks) blockValues(model.parameters, block).set(fixture.critic[criticTorchName(block.name)]);
+    loadTorchWeights(model.parameters, criticBlocks, () => fixture.critic, criticTorchName);
     model.parametersChanged();
     const added: ReplayRows[] = [];
     const add = trainer.replayBuffer.add.bind(trainer.replayBuffer);
