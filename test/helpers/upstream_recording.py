@@ -1,7 +1,8 @@
 """What the scripts that record fixtures from upstream's trainers (ml-agents release_21, torch)
 share: numpy's removed aliases put back for that release, a stand-in for TensorBoard (only stats
 go through it, and check_environment_trains replaces the writers anyway), torch on one thread,
-the trainer types registered, and the JSON form of arrays and weights.
+the trainer types registered, the JSON form of arrays, weights and trajectories, the rows a
+trajectory adds to the update buffer, and the recorded update (record_update_at).
 
 A recorder imports it before anything of mlagents:
 
