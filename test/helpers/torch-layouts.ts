@@ -48,3 +48,17 @@ export function pocaCriticTorchName(block: string): string {
     .replace(/^critic\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$1_l0')
     .replace(/^critic\.value_heads\./, 'value_heads.value_heads.');
 }
+
+/**
+ * Upstream's name for a block of our actor-critic (SimpleActor, ValueNetwork) or of a Q network's
+ * body and head: the body's first layer, the LSTM, the actor's heads, the value heads.
+ */
+export function actorCriticTorchName(block: string): string {
+  return block
+    .replace(/^(actor|critic|body)\.layers\.0\./, 'network_body._body_endoder.seq_layers.0.')
+    .replace(/^(actor|critic|body)\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$2_l0')
+    .replace(/^actor\.(mu|log_sigma)\./, 'action_model._continuous_distribution.$1.')
+    .replace(/^actor\.branches\./, 'action_model._discrete_distribution.branches.')
+    .replace(/^critic\.value_heads\./, 'value_heads.value_heads.')
+    .replace(/^head\./, 'value_heads.value_heads.extrinsic.');
+}

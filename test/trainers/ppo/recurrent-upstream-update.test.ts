@@ -28,6 +28,7 @@ import { minibatchOf } from '../../../src/trainers/ppo/update';
 import { caseConfiguration, upstreamCase } from '../../cli/upstream-cases';
 import { load } from '../../config/config-helpers';
 import { expectCloseToScale } from '../../helpers/expect-close';
+import { actorCriticTorchName } from '../../helpers/torch-layouts';
 import { firstMinibatchAsUpstream, loadTorchWeights, RecordedStep, RecordedTrajectory, trajectoryOf } from '../../helpers/upstream-fixtures';
 
 interface RecordedPpoTrajectory extends RecordedTrajectory {
@@ -72,19 +73,10 @@ function settings(): PpoTrainerSettings {
   return settingsForBehavior(options, '1D', memoryLogger()) as PpoTrainerSettings;
 }
 
-/** Upstream's name (SimpleActor, ValueNetwork) for a block of our actor-critic. */
-function torchName(block: string): string {
-  return block
-    .replace(/^(actor|critic)\.layers\.0\./, 'network_body._body_endoder.seq_layers.0.')
-    .replace(/^(actor|critic)\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$2_l0')
-    .replace(/^actor\.branches\./, 'action_model._discrete_distribution.branches.')
-    .replace(/^critic\.value_heads\./, 'value_heads.value_heads.');
-}
-
 /** A trainer with upstream's weights that has processed upstream's trajectories. */
 function processedTrainer(fixture: Fixture): PpoTrainer {
   const trainer = new PpoTrainer({ behaviorName: '1D', spec: SPEC, settings: settings(), stats: new StatsRegistry().reporter('1D'), seed: 1 });
-  loadTorchWeights(trainer.model.parameters, trainer.model.blocks, (block) => (block.startsWith('actor.') ? fixture.actor : fixture.critic), torchName);
+  loadTorchWeights(trainer.model.parameters, trainer.model.blocks, (block) => (block.startsWith('actor.') ? fixture.actor : fixture.critic), actorCriticTorchName);
   trainer.model.parametersChanged();
   for (const recorded of fixture.trajectories) trainer.processTrajectory(trajectoryOf(recorded));
   return trainer;
@@ -152,7 +144,7 @@ describe("PPO with memory against upstream's: trajectory processing and update",
     }
     const gradient = apply.mock.calls[0][1];
     for (const block of trainer.model.blocks) {
-      const theirs = (block.name.startsWith('actor.') ? fixture.gradients.actor : fixture.gradients.critic)[torchName(block.name)];
+      const theirs = (block.name.startsWith('actor.') ? fixture.gradients.actor : fixture.gradients.critic)[actorCriticTorchName(block.name)];
       expectCloseToScale(blockValues(gradient, block), theirs, `gradient of ${block.name}`, 1e-3);
     }
   });

@@ -21,6 +21,7 @@ import { SacTrainer, SacTrainerSettings } from '../../../src/trainers/sac/traine
 import { caseConfiguration, upstreamCase } from '../../cli/upstream-cases';
 import { load } from '../../config/config-helpers';
 import { expectCloseToScale } from '../../helpers/expect-close';
+import { actorCriticTorchName } from '../../helpers/torch-layouts';
 import { loadTorchWeights, RecordedTrajectory, trajectoryOf } from '../../helpers/upstream-fixtures';
 
 interface RecordedSacTrajectory extends RecordedTrajectory {
@@ -46,14 +47,6 @@ function settings(): SacTrainerSettings {
   return settingsForBehavior(options, '1D', memoryLogger()) as SacTrainerSettings;
 }
 
-/** Upstream's name (ValueNetwork) for a block of our critic. */
-function criticTorchName(block: string): string {
-  return block
-    .replace(/^critic\.layers\.0\./, 'network_body._body_endoder.seq_layers.0.')
-    .replace(/^critic\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$1_l0')
-    .replace(/^critic\.value_heads\./, 'value_heads.value_heads.');
-}
-
 beforeAll(async () => {
   await selectBackend('wasm', memoryLogger());
 });
@@ -70,7 +63,7 @@ describe("SAC's replay rows with memory against upstream's", () => {
     const model = trainer.model;
     const criticBlocks = model.blocks.filter((block) => block.name.startsWith('critic.'));
     expect(criticBlocks.length).toBeGreaterThan(0);
-    loadTorchWeights(model.parameters, criticBlocks, () => fixture.critic, criticTorchName);
+    loadTorchWeights(model.parameters, criticBlocks, () => fixture.critic, actorCriticTorchName);
     model.parametersChanged();
     const added: ReplayRows[] = [];
     const add = trainer.replayBuffer.add.bind(trainer.replayBuffer);

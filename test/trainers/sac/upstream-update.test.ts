@@ -18,6 +18,7 @@ import { ActorCritic } from '../../../src/networks/actor-critic';
 import { selectBackend } from '../../../src/networks/backend';
 import type { ParameterBlock } from '../../../src/networks/layers/layer';
 import { SacOptimizer } from '../../../src/trainers/sac/optimizer';
+import { actorCriticTorchName } from '../../helpers/torch-layouts';
 
 interface Fixture {
   before: Record<'actor' | 'critic' | 'target' | 'q1' | 'q2', Record<string, number[]>>;
@@ -35,23 +36,12 @@ interface Fixture {
 
 const readFixture = (name: string) => JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures', name), 'utf8')) as Fixture;
 
-/** Upstream's module names for our blocks: a body's layer, the actor's heads, the value heads. */
-function torchName(block: string): string {
-  return block
-    .replace(/^(actor|critic|body)\.layers\.0\./, 'network_body._body_endoder.seq_layers.0.')
-    .replace(/^(actor|critic|body)\.lstm\.(weight_ih|weight_hh|bias_ih|bias_hh)$/, 'network_body.lstm.lstm.$2_l0')
-    .replace(/^actor\.(mu|log_sigma)\./, 'action_model._continuous_distribution.$1.')
-    .replace(/^actor\.branches\./, 'action_model._discrete_distribution.branches.')
-    .replace(/^critic\.value_heads\.extrinsic\./, 'value_heads.value_heads.extrinsic.')
-    .replace(/^head\./, 'value_heads.value_heads.extrinsic.');
-}
-
 /** Upstream's values for each of `blocks` whose name starts with `prefix`, written into `target`. */
 function load(target: Float32Array, blocks: readonly ParameterBlock[], prefix: RegExp, values: Record<string, number[]>): number {
   let loaded = 0;
   for (const block of blocks.filter((b) => prefix.test(b.name))) {
-    const upstream = values[torchName(block.name)];
-    if (upstream === undefined) throw new Error(`The fixture has no ${torchName(block.name)} for ${block.name}.`);
+    const upstream = values[actorCriticTorchName(block.name)];
+    if (upstream === undefined) throw new Error(`The fixture has no ${actorCriticTorchName(block.name)} for ${block.name}.`);
     target.set(upstream, block.offset);
     loaded++;
   }
@@ -146,10 +136,10 @@ describe("SAC's update against upstream's", () => {
     };
     for (const block of model.blocks) {
       const network = block.name.startsWith('actor.') ? fixture.gradients.actor : fixture.gradients.critic;
-      close(blockOf(result.modelGradient, block), network[torchName(block.name)], block.name);
+      close(blockOf(result.modelGradient, block), network[actorCriticTorchName(block.name)], block.name);
     }
     for (const [q, gradient, theirs] of [[optimizer.q1, result.q1Gradient, fixture.gradients.q1], [optimizer.q2, result.q2Gradient, fixture.gradients.q2]] as const) {
-      for (const block of q.blocks) close(blockOf(gradient, block), theirs[torchName(block.name)], `q.${block.name}`);
+      for (const block of q.blocks) close(blockOf(gradient, block), theirs[actorCriticTorchName(block.name)], `q.${block.name}`);
     }
     close(Array.from(result.entropyCoefficientGradient), [...fixture.gradients.log_ent_coef.discrete, ...fixture.gradients.log_ent_coef.continuous], 'log alpha');
   });
@@ -206,13 +196,13 @@ describe("SAC's updates in a row against upstream's", () => {
     };
     for (const block of model.blocks) {
       const network = block.name.startsWith('actor.') ? fixture.after.actor : fixture.after.critic;
-      close(model.parameters, block, network[torchName(block.name)], block.name);
+      close(model.parameters, block, network[actorCriticTorchName(block.name)], block.name);
     }
     for (const block of optimizer.target.blocks.filter((b) => b.name.startsWith('critic.'))) {
-      close(optimizer.target.parameters, block, fixture.after.target[torchName(block.name)], `target ${block.name}`);
+      close(optimizer.target.parameters, block, fixture.after.target[actorCriticTorchName(block.name)], `target ${block.name}`);
     }
     for (const [q, theirs] of [[optimizer.q1, fixture.after.q1], [optimizer.q2, fixture.after.q2]] as const) {
-      for (const block of q.blocks) close(q.parameters, block, theirs[torchName(block.name)], `q ${block.name}`);
+      for (const block of q.blocks) close(q.parameters, block, theirs[actorCriticTorchName(block.name)], `q ${block.name}`);
     }
     const alphas = [...fixture.logEntCoef.discrete, ...fixture.logEntCoef.continuous];
     Array.from(optimizer.logEntropyCoefficients).forEach((v, i) => expect(v).toBeCloseTo(alphas[i], 6));
