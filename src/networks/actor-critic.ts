@@ -35,7 +35,7 @@ import { SeededRandom } from '../common/random';
 import { ActionModel, SampledActions } from './action-model';
 import { CheckpointArray, requireCheckpointArray } from './checkpoint-file';
 import { RunningNormalizer } from './normalizer';
-import { ReadingPass, gradientsSettled, passReadingNothing, readTogether, runPass, scoped, tensorValues, transposeInto, writeGradient } from './tensor-io';
+import { ReadingPass, gradientsSettled, passReadingNothing, readTogether, runPass, scoped, tensorValues, tidyValues, transposeInto, writeGradient } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 import { BodyInputLayout, isVariableLength, isVisual, observationLabel } from './encoders/body-input';
 import type { EntityObservation } from './encoders/entity-attention';
@@ -621,7 +621,7 @@ export class ActorCritic {
     const vectorRows = this.normalizedInputs(observations, count);
     // Encoders run on tfjs; a vector-only model skips tidy's fixed cost (acting for a few agents is microseconds).
     const encode = () => networks.map(({ body }) => runPass(body.encodeObservations(observations, vectorRows, count, source, false)));
-    const inputs = this.layout.hasEncoders ? tf.tidy(encode) : encode();
+    const inputs = this.layout.hasEncoders ? tidyValues(encode) : encode();
     const multiplyAdds = networks.reduce((total, { body, head }) => total + body.bodyEncoder.multiplyAdds + head.multiplyAdds, 0) * count;
     const p = this.parameters;
     if (multiplyAdds <= JAVASCRIPT_PASS_LIMIT) {
@@ -630,7 +630,7 @@ export class ActorCritic {
       );
       return { outputs, memories: memoriesAfter };
     }
-    const outputs = tf.tidy(() =>
+    const outputs = tidyValues(() =>
       networks.map(({ body, head }, n) => {
         let encoding = body.bodyEncoder.forward(tf.tensor2d(inputs[n], [count, this.inputSize]), source, false);
         if (body.memory !== null) encoding = tf.tensor2d(recur(n, tensorValues(encoding)), [count, body.outputSize]);

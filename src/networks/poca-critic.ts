@@ -59,7 +59,7 @@ import { LinearEncoder } from './layers/linear-encoder';
 import { Lstm } from './layers/lstm';
 import { ResidualSelfAttention } from './layers/residual-self-attention';
 import { RunningNormalizer } from './normalizer';
-import { ReadingPass, gradientsSettled, runPass, scoped } from './tensor-io';
+import { ReadingPass, gradientsSettled, runPass, scoped, tidyValues } from './tensor-io';
 import { UnsupportedModelError } from './unsupported-model';
 
 /**
@@ -223,11 +223,7 @@ export class PocaCritic {
    * With memory, each sample takes one step from its row of `memories` (zeros when not given).
    */
   values(batch: GroupBatch, memories: Float32Array = new Float32Array(batch.count * this.memorySize)): Float32Array[] {
-    let values!: Float32Array[];
-    tf.tidy(() => {
-      values = runPass(this.valuePass(batch, memories));
-    });
-    return values;
+    return tidyValues(() => runPass(this.valuePass(batch, memories)));
   }
 
   /**
@@ -235,10 +231,7 @@ export class PocaCritic {
    * memory, over whole `sequences`, with the memories after each.
    */
   estimate(batch: GroupActionBatch, sequences?: PocaSequences): CriticEstimates & { readonly memories: PocaMemories } {
-    let pass!: { output: Float32Array; memories: PocaMemories };
-    tf.tidy(() => {
-      pass = runPass(this.estimatePass(batch, sequences));
-    });
+    const pass = tidyValues(() => runPass(this.estimatePass(batch, sequences)));
     return { ...this.estimates(pass.output, batch.count), memories: pass.memories };
   }
 

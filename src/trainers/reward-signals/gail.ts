@@ -50,7 +50,7 @@ import { Dense, linearLayer } from '../../networks/layers/dense';
 import { sequentialAllocator, type ParameterBlock, type TracedParameters, type TracedPass } from '../../networks/layers/layer';
 import { NetworkBody } from '../../networks/network-body';
 import { NORMALIZED_CLIP, RunningNormalizer } from '../../networks/normalizer';
-import { ReadingPass, runPass, scoped, tensorValues } from '../../networks/tensor-io';
+import { ReadingPass, runPass, scoped, tensorValues, tidyValues } from '../../networks/tensor-io';
 import type { AgentBuffer } from '../buffer';
 import { loadDemonstrations } from '../demonstrations';
 import { RewardBatch, RewardProvider, rewardBatchOf } from './reward-provider';
@@ -213,7 +213,7 @@ export class GailRewardProvider implements RewardProvider {
   evaluate(batch: RewardBatch): Float32Array {
     if (batch.count === 0) return new Float32Array(0);
     const input = this.inputOf(batch);
-    const estimates = tf.tidy(() => tensorValues(this.estimate(this.traced(this.blockTensors()), this.inputTensors(input, batch.count), null).estimate));
+    const estimates = tidyValues(() => tensorValues(this.estimate(this.traced(this.blockTensors()), this.inputTensors(input, batch.count), null).estimate));
     return Float32Array.from(estimates, (d) => -Math.log(1 - d * (1 - EPSILON)));
   }
 
