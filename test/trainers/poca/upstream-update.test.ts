@@ -26,7 +26,7 @@ import { pocaMinibatchOf } from '../../../src/trainers/poca/update';
 import { caseConfiguration, upstreamCase } from '../../cli/upstream-cases';
 import { load } from '../../config/config-helpers';
 import { expectCloseToScale } from '../../helpers/expect-close';
-import { pocaCriticTorchName } from '../../helpers/torch-layouts';
+import { actorCriticTorchName, pocaCriticTorchName } from '../../helpers/torch-layouts';
 import { firstMinibatchAsUpstream, loadTorchWeights, RecordedTrajectory, trajectoryOf } from '../../helpers/upstream-fixtures';
 
 interface RecordedPocaTrajectory extends RecordedTrajectory {
@@ -62,17 +62,10 @@ function settings(): PocaTrainerSettings {
   return settingsForBehavior(options, '1D', memoryLogger()) as PocaTrainerSettings;
 }
 
-/** Upstream's name (SimpleActor) for a block of our actor. */
-function actorTorchName(block: string): string {
-  return block
-    .replace(/^actor\.layers\.0\./, 'network_body._body_endoder.seq_layers.0.')
-    .replace(/^actor\.branches\./, 'action_model._discrete_distribution.branches.');
-}
-
 /** A trainer with upstream's weights that has processed upstream's trajectories. */
 function processedTrainer(fixture: Fixture): PocaTrainer {
   const trainer = new PocaTrainer({ behaviorName: '1D', spec: SPEC, settings: settings(), stats: new StatsRegistry().reporter('1D'), seed: 1 });
-  loadTorchWeights(trainer.model.parameters, trainer.model.blocks, () => fixture.actor, actorTorchName);
+  loadTorchWeights(trainer.model.parameters, trainer.model.blocks, () => fixture.actor, actorCriticTorchName);
   trainer.model.parametersChanged();
   loadTorchWeights(trainer.critic.parameters, trainer.critic.blocks, () => fixture.critic, pocaCriticTorchName);
   trainer.critic.maxAgents = fixture.current_max_agents;
@@ -123,7 +116,7 @@ describe("POCA's processing and update against upstream's", () => {
     }
     const actorGradient = actorApply.mock.calls[0][1];
     for (const block of trainer.model.blocks) {
-      expectCloseToScale(blockValues(actorGradient, block), fixture.gradients.actor[actorTorchName(block.name)], `actor gradient of ${block.name}`, 1e-3);
+      expectCloseToScale(blockValues(actorGradient, block), fixture.gradients.actor[actorCriticTorchName(block.name)], `actor gradient of ${block.name}`, 1e-3);
     }
     const criticGradient = criticApply.mock.calls[0][1];
     for (const block of trainer.critic.blocks) {
